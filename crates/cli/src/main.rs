@@ -1,0 +1,2 @@
+//! hermes-chat: terminal client and --jsonl scripting interface.
+fn main() {}

@@ -1,0 +1,1 @@
+//! Reference Hermes agent for both dialects: demo and test peer.

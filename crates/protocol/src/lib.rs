@@ -1,0 +1,17 @@
+//! Wire model of the Hermes adapter protocol and Hermes Chat v3, and pure (sans-IO) state machines.
+//!
+//! No I/O, no clocks, no async: inputs are `handle_*(…, now)`, outputs `poll_*`. The engine (`hermes-client`)
+//! owns sockets and time; the CLI and the desktop app share the one [`event::Event`] model defined here.
+
+pub mod adapter;
+pub mod backoff;
+pub mod event;
+pub mod heartbeat;
+pub mod media;
+pub mod outbox;
+pub mod reply;
+pub mod session;
+pub mod v3;
+
+pub use event::{Command, Direction, Event};
+pub use session::{Config, Dialect, DownloadSource, Io, Outgoing, Session};
