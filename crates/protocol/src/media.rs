@@ -266,8 +266,9 @@ impl MediaAssembler {
         if !self.partial.contains_key(&m.id) && self.partial.len() >= MAX_UNFINISHED {
             return Err(MediaError::TooManyUnfinished { id: m.id, limit: MAX_UNFINISHED });
         }
+        // `"data":""` is an empty piece (a zero-byte file is a file), unless a `url` carries the content.
         let data = match &m.data {
-            Some(d) if !d.is_empty() => match base64::engine::general_purpose::STANDARD.decode(d) {
+            Some(d) if !d.is_empty() || m.url.is_none() => match base64::engine::general_purpose::STANDARD.decode(d) {
                 Ok(b) => Some(b),
                 Err(_) => {
                     return self.fail(&m.id, MediaError::BadBase64 { id: m.id.clone(), part });
