@@ -1,0 +1,4 @@
+//! Microphone capture, resampling, WAV, level meter, VAD and TTS (A-23..A-26).
+
+pub mod resample;
+pub mod wav;
