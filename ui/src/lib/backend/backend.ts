@@ -1,0 +1,88 @@
+import type {
+  AppInfo,
+  BackendErrorPayload,
+  Command,
+  Conversation,
+  EngineEvent,
+  ExportFormat,
+  FileDropEvent,
+  FileInfo,
+  HistoryPage,
+  Profile,
+  ProfileInput,
+  SearchHit,
+  SendResult,
+} from './types';
+
+/** The UI's only door to the Rust shell. Nothing UI-specific belongs here. */
+export interface Backend {
+  appInfo(): Promise<AppInfo>;
+
+  listProfiles(): Promise<Profile[]>;
+  createProfile(input: ProfileInput): Promise<Profile>;
+  updateProfile(id: string, input: ProfileInput): Promise<Profile>;
+  deleteProfile(id: string): Promise<void>;
+  setToken(profileId: string, token: string, sessionOnly: boolean): Promise<void>;
+  deleteToken(profileId: string): Promise<void>;
+
+  /** Starts the profile's engine; its events arrive on `onEvent` until `disconnect`. */
+  connect(profileId: string, onEvent: (ev: EngineEvent) => void): Promise<void>;
+  disconnect(profileId: string): Promise<void>;
+  sendCommand(profileId: string, command: Command): Promise<SendResult>;
+
+  listConversations(profileId: string): Promise<Conversation[]>;
+  createConversation(profileId: string, title: string): Promise<Conversation>;
+  renameConversation(id: string, title: string): Promise<void>;
+  deleteConversation(id: string): Promise<void>;
+  history(conversationId: string, limit: number, before?: string): Promise<HistoryPage>;
+  search(query: string, profileId?: string): Promise<SearchHit[]>;
+  exportConversation(id: string, format: ExportFormat): Promise<void>;
+
+  openLogsFolder(): Promise<void>;
+  openExternal(url: string): Promise<void>;
+  revealFile(path: string): Promise<void>;
+  saveFileAs(path: string): Promise<void>;
+  pickFiles(): Promise<string[]>;
+  fileUrl(path: string): Promise<string>;
+  downscaleImage(path: string, maxBytes: number): Promise<string>;
+
+  /* Additions (see README): */
+  openFile(path: string): Promise<void>;
+  fileInfo(path: string): Promise<FileInfo>;
+  writeTempFile(filename: string, base64: string): Promise<string>;
+  notify(title: string, body: string): Promise<void>;
+  /** Native file drag & drop onto the window. Returns an unsubscribe function. */
+  onFileDrop(handler: (ev: FileDropEvent) => void): () => void;
+}
+
+/** A failed backend call: `message` is meant for the user. */
+export class BackendError extends Error {
+  readonly code: string;
+  constructor(payload: BackendErrorPayload) {
+    super(payload.message);
+    this.name = 'BackendError';
+    this.code = payload.code;
+  }
+}
+
+export function isErrorPayload(e: unknown): e is BackendErrorPayload {
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    typeof (e as BackendErrorPayload).code === 'string' &&
+    typeof (e as BackendErrorPayload).message === 'string'
+  );
+}
+
+/** Normalises anything thrown by the IPC layer into a BackendError. */
+export function toBackendError(e: unknown): BackendError {
+  if (e instanceof BackendError) return e;
+  if (isErrorPayload(e)) return new BackendError(e);
+  if (e instanceof Error) return new BackendError({ code: 'internal', message: e.message });
+  return new BackendError({ code: 'internal', message: String(e) });
+}
+
+/** The user-facing text of any error. */
+export function errorMessage(e: unknown): string {
+  return toBackendError(e).message;
+}

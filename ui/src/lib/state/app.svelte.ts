@@ -1,0 +1,207 @@
+import { getContext, setContext } from 'svelte';
+import type { Backend } from '../backend/backend';
+import { toBackendError } from '../backend/backend';
+import type { AppInfo, Profile, ProfileInput } from '../backend/types';
+import { setLocale, type Locale } from '../i18n/index.svelte';
+import { ProfileSession } from './chat.svelte';
+
+export type Theme = 'system' | 'light' | 'dark';
+
+export interface Prefs {
+  theme: Theme;
+  locale: Locale;
+  notifyReply: boolean;
+  notifyCard: boolean;
+  avatarPaneOpen: boolean;
+}
+
+const PREFS_KEY = 'hermes.prefs.v1';
+
+export const DEFAULT_PREFS: Prefs = {
+  theme: 'system',
+  locale: 'en',
+  notifyReply: true,
+  notifyCard: true,
+  avatarPaneOpen: true,
+};
+
+function loadPrefs(): Prefs {
+  try {
+    const raw = localStorage.getItem(PREFS_KEY);
+    if (raw) return { ...DEFAULT_PREFS, ...(JSON.parse(raw) as Partial<Prefs>) };
+  } catch {
+    /* ignore broken prefs */
+  }
+  const nav = typeof navigator !== 'undefined' ? navigator.language : 'en';
+  const locale: Locale = nav.startsWith('zh') ? 'zh' : nav.startsWith('ru') ? 'ru' : 'en';
+  return { ...DEFAULT_PREFS, locale };
+}
+
+export interface Selection {
+  profileId: string;
+  conversationId: string;
+}
+
+export type SettingsTab = 'profiles' | 'appearance' | 'notifications' | 'shortcuts' | 'about';
+
+/** Everything the shell of the UI shares: profiles, their sessions, selection, prefs, dialogs. */
+export class AppState {
+  info = $state<AppInfo | null>(null);
+  profiles = $state<Profile[]>([]);
+  sessions = $state<Record<string, ProfileSession>>({});
+  selection = $state<Selection | null>(null);
+  prefs = $state<Prefs>(loadPrefs());
+  settingsOpen = $state(false);
+  settingsTab = $state<SettingsTab>('profiles');
+  settingsProfileId = $state<string | null>(null);
+  /** A message to scroll to and flash (search results). */
+  jumpTo = $state<{ conversationId: string; messageId: string; nonce: number } | null>(null);
+  startupError = $state<string | null>(null);
+  focused = $state(true);
+  /** Paths dropped on the window, consumed by the composer. */
+  pendingDrop = $state<string[]>([]);
+  focusComposerNonce = $state(0);
+  focusSearchNonce = $state(0);
+  sidebarOpen = $state(true);
+
+  constructor(public backend: Backend) {
+    setLocale(this.prefs.locale);
+  }
+
+  savePrefs(patch: Partial<Prefs>): void {
+    this.prefs = { ...this.prefs, ...patch };
+    if (patch.locale) setLocale(patch.locale);
+    try {
+      localStorage.setItem(PREFS_KEY, JSON.stringify(this.prefs));
+    } catch {
+      /* private mode */
+    }
+  }
+
+  get currentSession(): ProfileSession | null {
+    return this.selection ? (this.sessions[this.selection.profileId] ?? null) : null;
+  }
+
+  get currentProfile(): Profile | null {
+    return this.selection ? (this.profiles.find((p) => p.id === this.selection!.profileId) ?? null) : null;
+  }
+
+  async start(): Promise<void> {
+    try {
+      this.info = await this.backend.appInfo();
+      await this.refreshProfiles();
+      const first = this.profiles[0];
+      if (first) await this.openProfile(first.id);
+    } catch (e) {
+      this.startupError = toBackendError(e).message;
+    }
+  }
+
+  async refreshProfiles(): Promise<void> {
+    const list = await this.backend.listProfiles();
+    this.profiles = list;
+    for (const p of list) {
+      const s = this.sessions[p.id];
+      if (s) s.profile = p;
+      else this.sessions[p.id] = this.makeSession(p);
+      await this.sessions[p.id].loadConversations().catch(() => {});
+    }
+    for (const id of Object.keys(this.sessions)) {
+      if (!list.some((p) => p.id === id)) delete this.sessions[id];
+    }
+    if (this.selection && !list.some((p) => p.id === this.selection!.profileId)) this.selection = null;
+  }
+
+  private makeSession(p: Profile): ProfileSession {
+    return new ProfileSession(this.backend, p, {
+      onIncoming: (kind, text) => {
+        if (this.focused) return;
+        if (kind === 'reply' && !this.prefs.notifyReply) return;
+        if (kind === 'card' && !this.prefs.notifyCard) return;
+        const title = this.profiles.find((x) => x.id === p.id)?.name ?? 'Hermes';
+        this.backend.notify(title, text.slice(0, 200)).catch(() => {});
+      },
+    });
+  }
+
+  /** Selects a profile's first conversation, connecting its engine if needed. */
+  async openProfile(profileId: string): Promise<void> {
+    const s = this.sessions[profileId];
+    if (!s) return;
+    if (!s.conversationsLoaded) await s.loadConversations().catch(() => {});
+    const conv = s.conversations[0];
+    if (conv) await this.select(profileId, conv.id);
+    if (s.status.kind === 'idle') await s.connect();
+  }
+
+  async select(profileId: string, conversationId: string): Promise<void> {
+    const s = this.sessions[profileId];
+    if (!s) return;
+    this.selection = { profileId, conversationId };
+    s.activeConversationId = conversationId;
+    if (s.status.kind === 'idle') void s.connect();
+    await s.loadHistory(conversationId);
+  }
+
+  async createProfile(input: ProfileInput): Promise<Profile> {
+    const p = await this.backend.createProfile(input);
+    await this.refreshProfiles();
+    return p;
+  }
+
+  async updateProfile(id: string, input: ProfileInput): Promise<Profile> {
+    const p = await this.backend.updateProfile(id, input);
+    await this.refreshProfiles();
+    return p;
+  }
+
+  async deleteProfile(id: string): Promise<void> {
+    await this.sessions[id]?.disconnect().catch(() => {});
+    await this.backend.deleteProfile(id);
+    await this.refreshProfiles();
+    if (!this.selection && this.profiles[0]) await this.openProfile(this.profiles[0].id);
+  }
+
+  /** After token or URL changes: a fresh connection (A-4: access denied waits for this). */
+  async reconnectProfile(id: string): Promise<void> {
+    const s = this.sessions[id];
+    if (!s) return;
+    if (s.status.kind !== 'idle') await s.disconnect().catch(() => {});
+    await s.connect();
+  }
+
+  openSettings(tab: SettingsTab = 'profiles', profileId: string | null = null): void {
+    this.settingsTab = tab;
+    this.settingsProfileId = profileId ?? this.selection?.profileId ?? null;
+    this.settingsOpen = true;
+  }
+
+  async newConversation(title: string): Promise<void> {
+    const s = this.currentSession;
+    if (!s || s.profile.dialect !== 'v3') return;
+    const c = await s.createConversation(title);
+    await this.select(s.profile.id, c.id);
+  }
+
+  async jump(profileId: string, conversationId: string, messageId: string): Promise<void> {
+    await this.select(profileId, conversationId);
+    const s = this.sessions[profileId];
+    const tl = s.timeline(conversationId);
+    // Page back until the message is loaded (bounded).
+    for (let i = 0; i < 20 && !tl.find(messageId) && tl.hasMore; i++) {
+      if ((await s.loadOlder(conversationId)) === 0) break;
+    }
+    this.jumpTo = { conversationId, messageId, nonce: Date.now() };
+  }
+}
+
+const KEY = Symbol('app');
+export function setApp(a: AppState): AppState {
+  setContext(KEY, a);
+  return a;
+}
+export function getApp(): AppState {
+  const a = getContext<AppState | undefined>(KEY);
+  if (!a) throw new Error('AppState missing from context');
+  return a;
+}

@@ -1,0 +1,685 @@
+import { SvelteMap } from 'svelte/reactivity';
+import type { Backend } from '../backend/backend';
+import { toBackendError } from '../backend/backend';
+import type {
+  Attachment,
+  Command,
+  Conversation,
+  EngineEvent,
+  EventOf,
+  FileInfo,
+  MessageState,
+  Profile,
+  PromptOption,
+  StoredMessage,
+} from '../backend/types';
+import { newId, nextFrame } from '../util/frame';
+import { parseTime } from '../util/format';
+import { guessMime, kindFromMime, maxMediaBytes } from '../util/media';
+
+/* ---------- Timeline items ---------- */
+
+export interface MessageItem {
+  type: 'message';
+  id: string;
+  serverId?: string;
+  direction: 'in' | 'out';
+  text: string;
+  final: boolean;
+  state: MessageState;
+  replyTo?: string;
+  error?: { code: string; text: string };
+  createdAt: number;
+  attachments: Attachment[];
+}
+
+export interface CardItem {
+  type: 'card';
+  id: string;
+  kind: string;
+  text: string;
+  options: PromptOption[];
+  command?: string;
+  description?: string;
+  timeoutSeconds?: number;
+  createdAt: number;
+  /** Set by prompt_done (A-15, A-16) or when the countdown runs out locally. */
+  done?: { optionId?: string; expired: boolean };
+  /** The option (or "other") whose answer is on its way. */
+  answering?: string | null;
+  answerError?: string;
+}
+
+/** A download in progress that has no message yet (its `media` event comes when complete). */
+export interface DownloadItem {
+  type: 'download';
+  id: string;
+  createdAt: number;
+}
+
+export type TimelineItem = MessageItem | CardItem | DownloadItem;
+
+export const HISTORY_PAGE = 50;
+export const PAIRING_WAIT_MS = 15_000;
+
+export function fromStored(m: StoredMessage): MessageItem {
+  return {
+    type: 'message',
+    id: m.id,
+    serverId: m.serverId,
+    direction: m.direction,
+    text: m.text,
+    final: m.final,
+    state: m.state,
+    replyTo: m.replyTo,
+    error: m.error,
+    createdAt: parseTime(m.createdAt),
+    attachments: m.attachments ?? [],
+  };
+}
+
+/** The messages of one conversation, as shown. */
+export class Timeline {
+  items = $state<TimelineItem[]>([]);
+  hasMore = $state(false);
+  loaded = $state(false);
+  loadingOlder = $state(false);
+  loadError = $state<string | null>(null);
+  conversation: Conversation;
+
+  constructor(conversation: Conversation) {
+    this.conversation = conversation;
+  }
+
+  get isLocal(): boolean {
+    return this.conversation.id.startsWith('local:');
+  }
+
+  find(id: string): TimelineItem | undefined {
+    return this.items.find((i) => i.id === id || (i.type === 'message' && i.serverId === id));
+  }
+
+  /** Appends and returns the reactive proxy of the item. */
+  push<T extends TimelineItem>(item: T): T {
+    this.items.push(item);
+    return this.items[this.items.length - 1] as T;
+  }
+
+  remove(id: string): void {
+    const i = this.items.findIndex((x) => x.id === id);
+    if (i >= 0) this.items.splice(i, 1);
+  }
+}
+
+export type ConnStatus =
+  | { kind: 'idle' }
+  | { kind: 'connecting'; attempt: number }
+  | { kind: 'ready' }
+  | { kind: 'disconnected'; reason: string; retryAt?: number }
+  | { kind: 'access_denied'; reason: string };
+
+export interface Notice {
+  id: string;
+  code: string;
+  text: string;
+}
+
+export interface ProgressInfo {
+  direction: 'up' | 'down';
+  done: number;
+  total: number;
+}
+
+export interface SessionHooks {
+  /** A reply became final / a card arrived: the app may notify when unfocused. */
+  onIncoming?: (kind: 'reply' | 'card', text: string) => void;
+}
+
+/** One profile's live connection and its conversations. */
+export class ProfileSession {
+  status = $state<ConnStatus>({ kind: 'idle' });
+  capabilities = $state<Record<string, unknown>>({});
+  sessionName = $state('');
+  avatarUrl = $state<string | undefined>(undefined);
+  typing = $state(false);
+  avatarState = $state('idle');
+  progress = $state<Record<string, ProgressInfo>>({});
+  notices = $state<Notice[]>([]);
+  pairingNeeded = $state(false);
+  /** Text for the polite live region: set once per final reply, never per edit. */
+  announcement = $state('');
+  conversations = $state<Conversation[]>([]);
+  conversationsLoaded = $state(false);
+  profile: Profile;
+
+  private timelines = new SvelteMap<string, Timeline>();
+  private pending = new Map<string, EventOf<'message'>>();
+  private frameScheduled = false;
+  private gotReply = false;
+  private pairingTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Conversation to route session-less events to (the last one the user wrote in). */
+  activeConversationId: string | null = null;
+
+  constructor(
+    private backend: Backend,
+    profile: Profile,
+    private hooks: SessionHooks = {},
+  ) {
+    this.profile = profile;
+  }
+
+  get maxMediaBytes(): number {
+    return maxMediaBytes(this.capabilities);
+  }
+
+  get queuedCount(): number {
+    let n = 0;
+    for (const tl of this.timelines.values())
+      for (const i of tl.items) if (i.type === 'message' && i.direction === 'out' && i.state === 'queued') n++;
+    return n;
+  }
+
+  /* ---------- conversations ---------- */
+
+  async loadConversations(): Promise<void> {
+    let list = await this.backend.listConversations(this.profile.id);
+    if (list.length === 0 && this.profile.dialect === 'adapter') {
+      // The adapter dialect has exactly one conversation; show it even before anything was stored.
+      list = [
+        {
+          id: `local:${this.profile.id}`,
+          profileId: this.profile.id,
+          title: this.profile.name,
+          session: '',
+          updatedAt: new Date().toISOString(),
+        },
+      ];
+    }
+    this.conversations = list;
+    this.conversationsLoaded = true;
+    for (const c of list) {
+      const tl = this.timelines.get(c.id);
+      if (tl) tl.conversation = c;
+    }
+    if (!this.activeConversationId && list.length) this.activeConversationId = list[0].id;
+  }
+
+  async createConversation(title: string): Promise<Conversation> {
+    const c = await this.backend.createConversation(this.profile.id, title);
+    this.conversations = [c, ...this.conversations];
+    return c;
+  }
+
+  async renameConversation(id: string, title: string): Promise<void> {
+    await this.backend.renameConversation(id, title);
+    this.conversations = this.conversations.map((c) => (c.id === id ? { ...c, title } : c));
+  }
+
+  async deleteConversation(id: string): Promise<void> {
+    await this.backend.deleteConversation(id);
+    this.conversations = this.conversations.filter((c) => c.id !== id);
+    this.timelines.delete(id);
+    if (this.activeConversationId === id) this.activeConversationId = this.conversations[0]?.id ?? null;
+  }
+
+  timeline(conversationId: string): Timeline {
+    let tl = this.timelines.get(conversationId);
+    if (!tl) {
+      const conv = this.conversations.find((c) => c.id === conversationId) ?? {
+        id: conversationId,
+        profileId: this.profile.id,
+        title: '',
+        session: '',
+        updatedAt: new Date().toISOString(),
+      };
+      tl = new Timeline(conv);
+      this.timelines.set(conversationId, tl);
+    }
+    return tl;
+  }
+
+  async loadHistory(conversationId: string): Promise<void> {
+    const tl = this.timeline(conversationId);
+    if (tl.loaded || tl.isLocal) {
+      tl.loaded = true;
+      return;
+    }
+    try {
+      const page = await this.backend.history(conversationId, HISTORY_PAGE);
+      const stored = page.messages.map(fromStored).sort((a, b) => a.createdAt - b.createdAt);
+      const known = new Set(tl.items.map((i) => i.id));
+      // Live items that arrived while loading stay after the stored ones.
+      tl.items = [...stored.filter((m) => !known.has(m.id)), ...tl.items];
+      tl.hasMore = page.hasMore;
+      if (stored.some((m) => m.direction === 'in')) this.gotReply = true;
+      tl.loadError = null;
+    } catch (e) {
+      tl.loadError = toBackendError(e).message;
+    } finally {
+      tl.loaded = true;
+    }
+  }
+
+  async loadOlder(conversationId: string): Promise<number> {
+    const tl = this.timeline(conversationId);
+    if (!tl.hasMore || tl.loadingOlder || tl.isLocal) return 0;
+    const first = tl.items.find((i) => i.type === 'message');
+    tl.loadingOlder = true;
+    try {
+      const page = await this.backend.history(conversationId, HISTORY_PAGE, first?.id);
+      const known = new Set(tl.items.map((i) => i.id));
+      const older = page.messages
+        .map(fromStored)
+        .filter((m) => !known.has(m.id))
+        .sort((a, b) => a.createdAt - b.createdAt);
+      tl.items.unshift(...older);
+      tl.hasMore = page.hasMore;
+      return older.length;
+    } catch (e) {
+      tl.loadError = toBackendError(e).message;
+      return 0;
+    } finally {
+      tl.loadingOlder = false;
+    }
+  }
+
+  /* ---------- connection ---------- */
+
+  async connect(): Promise<void> {
+    this.status = { kind: 'connecting', attempt: 1 };
+    try {
+      await this.backend.connect(this.profile.id, (ev) => this.handle(ev));
+    } catch (e) {
+      this.status = { kind: 'disconnected', reason: toBackendError(e).message };
+    }
+  }
+
+  async disconnect(): Promise<void> {
+    this.clearPairingTimer();
+    try {
+      await this.backend.disconnect(this.profile.id);
+    } finally {
+      this.status = { kind: 'idle' };
+    }
+  }
+
+  reconnectNow(): Promise<unknown> {
+    return this.command({ cmd: 'reconnect' });
+  }
+
+  private command(cmd: Command) {
+    return this.backend.sendCommand(this.profile.id, cmd);
+  }
+
+  /* ---------- events ---------- */
+
+  /** Everything the engine says. Streamed edits are coalesced to one update per animation frame. */
+  handle(ev: EngineEvent): void {
+    switch (ev.event) {
+      case 'connecting':
+        this.status = { kind: 'connecting', attempt: ev.attempt };
+        break;
+      case 'ready':
+        this.status = { kind: 'ready' };
+        this.sessionName = ev.session;
+        this.avatarUrl = ev.avatar_url || undefined;
+        this.capabilities = ev.capabilities ?? {};
+        break;
+      case 'message':
+        this.onMessage(ev);
+        break;
+      case 'typing':
+        this.typing = ev.on;
+        if (ev.on) this.markReply();
+        break;
+      case 'avatar':
+        this.avatarState = ev.state;
+        break;
+      case 'prompt':
+        this.onPrompt(ev);
+        break;
+      case 'prompt_done': {
+        const found = this.findItem(ev.prompt_id);
+        if (found?.type === 'card') {
+          found.done = { optionId: ev.option_id, expired: ev.expired };
+          found.answering = null;
+        }
+        break;
+      }
+      case 'media':
+        this.onMedia(ev);
+        break;
+      case 'progress':
+        this.onProgress(ev);
+        break;
+      case 'error':
+        this.onError(ev.code, ev.text, ev.id);
+        break;
+      case 'rejected':
+        this.onError('rejected', ev.reason, ev.id);
+        break;
+      case 'sent':
+        this.setState(ev.id, 'sent');
+        break;
+      case 'delivered':
+        this.setState(ev.id, 'delivered');
+        break;
+      case 'disconnected':
+        this.typing = false;
+        this.status = {
+          kind: 'disconnected',
+          reason: ev.reason,
+          retryAt: ev.retry_in_ms != null ? Date.now() + ev.retry_in_ms : undefined,
+        };
+        break;
+      case 'access_denied':
+        this.typing = false;
+        this.clearPairingTimer();
+        this.status = { kind: 'access_denied', reason: ev.reason };
+        break;
+    }
+  }
+
+  private findItem(id: string): TimelineItem | undefined {
+    for (const tl of this.timelines.values()) {
+      const it = tl.find(id);
+      if (it) return it;
+    }
+    return undefined;
+  }
+
+  private routeTimeline(session?: string): Timeline {
+    if (session) {
+      const conv = this.conversations.find((c) => c.session === session);
+      if (conv) return this.timeline(conv.id);
+    }
+    const id = this.activeConversationId ?? this.conversations[0]?.id ?? `local:${this.profile.id}`;
+    return this.timeline(id);
+  }
+
+  private onMessage(ev: EventOf<'message'>): void {
+    this.markReply();
+    const existing = this.findItem(ev.id);
+    if (!existing) {
+      // A new reply is inserted at once so it keeps its place relative to cards and media.
+      const tl = this.routeTimeline(ev.session);
+      tl.push<MessageItem>({
+        type: 'message',
+        id: ev.id,
+        direction: 'in',
+        text: ev.text,
+        final: ev.final,
+        state: 'received',
+        replyTo: ev.reply_to,
+        createdAt: Date.now(),
+        attachments: [],
+      });
+      if (ev.final) this.onFinal(ev.text);
+      return;
+    }
+    this.pending.set(ev.id, ev);
+    if (!this.frameScheduled) {
+      this.frameScheduled = true;
+      nextFrame(() => this.flush());
+    }
+  }
+
+  /** Applies the latest text of every streamed message: one paint per frame whatever the edit rate. */
+  flush(): void {
+    this.frameScheduled = false;
+    const batch = [...this.pending.values()];
+    this.pending.clear();
+    for (const ev of batch) {
+      const it = this.findItem(ev.id);
+      if (it?.type !== 'message') continue;
+      const wasFinal = it.final;
+      if (it.text !== ev.text) it.text = ev.text;
+      if (ev.reply_to && !it.replyTo) it.replyTo = ev.reply_to;
+      if (it.final !== ev.final) it.final = ev.final;
+      if (ev.final && !wasFinal) this.onFinal(ev.text);
+    }
+  }
+
+  private onFinal(text: string): void {
+    this.announcement = text.length > 500 ? `${text.slice(0, 500)}…` : text;
+    this.hooks.onIncoming?.('reply', text);
+  }
+
+  private onPrompt(ev: EventOf<'prompt'>): void {
+    this.markReply();
+    const existing = this.findItem(ev.id);
+    if (existing) return;
+    const tl = this.routeTimeline();
+    tl.push<CardItem>({
+      type: 'card',
+      id: ev.id,
+      kind: ev.kind,
+      text: ev.text,
+      options: ev.options ?? [],
+      command: ev.command,
+      description: ev.description,
+      timeoutSeconds: ev.timeout_seconds,
+      createdAt: Date.now(),
+      answering: null,
+    });
+    this.hooks.onIncoming?.('card', ev.text);
+  }
+
+  private onMedia(ev: EventOf<'media'>): void {
+    this.markReply();
+    const att: Attachment = {
+      mediaId: ev.id,
+      kind: ev.kind,
+      mime: ev.mime,
+      filename: ev.filename,
+      path: ev.path,
+      size: ev.size,
+      caption: ev.caption,
+    };
+    const item: MessageItem = {
+      type: 'message',
+      id: ev.id,
+      direction: 'in',
+      text: ev.caption ?? '',
+      final: true,
+      state: 'received',
+      createdAt: Date.now(),
+      attachments: [att],
+    };
+    for (const tl of this.timelines.values()) {
+      const idx = tl.items.findIndex((i) => i.id === ev.id && i.type === 'download');
+      if (idx >= 0) {
+        tl.items[idx] = item;
+        delete this.progress[ev.id];
+        return;
+      }
+    }
+    this.routeTimeline(ev.session).push(item);
+    delete this.progress[ev.id];
+    this.hooks.onIncoming?.('reply', ev.caption || ev.filename);
+  }
+
+  private onProgress(ev: EventOf<'progress'>): void {
+    this.progress[ev.id] = { direction: ev.direction, done: ev.done, total: ev.total };
+    if (ev.direction === 'down' && !this.findItem(ev.id)) {
+      this.routeTimeline().push<DownloadItem>({ type: 'download', id: ev.id, createdAt: Date.now() });
+    }
+    if (ev.direction === 'up' && ev.total > 0 && ev.done >= ev.total) {
+      // Upload finished: the bar goes away, the message shows sent/delivered.
+      delete this.progress[ev.id];
+    }
+  }
+
+  private onError(code: string, text: string, id?: string): void {
+    if (id) {
+      const it = this.findItem(id);
+      if (it?.type === 'message') {
+        it.error = { code, text };
+        if (it.direction === 'out') it.state = 'failed';
+        delete this.progress[id];
+        return;
+      }
+      if (it?.type === 'card') {
+        it.answering = null;
+        it.answerError = text;
+        return;
+      }
+      if (it?.type === 'download') {
+        for (const tl of this.timelines.values()) tl.remove(id);
+        delete this.progress[id];
+      }
+    }
+    this.notices.push({ id: newId(), code, text });
+    if (this.notices.length > 5) this.notices.shift();
+  }
+
+  dismissNotice(id: string): void {
+    this.notices = this.notices.filter((n) => n.id !== id);
+  }
+
+  private setState(id: string, state: 'sent' | 'delivered'): void {
+    const it = this.findItem(id);
+    if (it?.type !== 'message' || it.direction !== 'out') return;
+    // Never go backwards (delivered may overtake a late "sent").
+    if (state === 'sent' && it.state === 'delivered') return;
+    it.state = state;
+    it.error = undefined;
+  }
+
+  /* ---------- pairing (A-8) ---------- */
+
+  private markReply(): void {
+    this.gotReply = true;
+    this.pairingNeeded = false;
+    this.clearPairingTimer();
+  }
+
+  private clearPairingTimer(): void {
+    if (this.pairingTimer) clearTimeout(this.pairingTimer);
+    this.pairingTimer = null;
+  }
+
+  private armPairingTimer(): void {
+    if (this.gotReply || this.pairingTimer || this.profile.dialect !== 'adapter') return;
+    if (this.status.kind !== 'ready') return;
+    this.pairingTimer = setTimeout(() => {
+      this.pairingTimer = null;
+      if (!this.gotReply && this.status.kind === 'ready') this.pairingNeeded = true;
+    }, PAIRING_WAIT_MS);
+  }
+
+  dismissPairing(): void {
+    this.pairingNeeded = false;
+  }
+
+  /* ---------- sending ---------- */
+
+  private sessionFor(tl: Timeline): string | undefined {
+    return this.profile.dialect === 'v3' && tl.conversation.session ? tl.conversation.session : undefined;
+  }
+
+  async sendText(conversationId: string, text: string, replyTo?: string): Promise<MessageItem> {
+    const tl = this.timeline(conversationId);
+    this.activeConversationId = conversationId;
+    const item = tl.push<MessageItem>({
+      type: 'message',
+      id: newId(),
+      direction: 'out',
+      text,
+      final: true,
+      state: 'queued',
+      replyTo,
+      createdAt: Date.now(),
+      attachments: [],
+    });
+    await this.transmit(tl, item);
+    return item;
+  }
+
+  async sendFile(conversationId: string, file: FileInfo, caption?: string): Promise<MessageItem> {
+    const tl = this.timeline(conversationId);
+    this.activeConversationId = conversationId;
+    const id = newId();
+    const mime = file.mime ?? guessMime(file.name);
+    const item = tl.push<MessageItem>({
+      type: 'message',
+      id,
+      direction: 'out',
+      text: caption ?? '',
+      final: true,
+      state: 'queued',
+      createdAt: Date.now(),
+      attachments: [
+        { mediaId: id, kind: kindFromMime(mime), mime, filename: file.name, path: file.path, size: file.size, caption },
+      ],
+    });
+    await this.transmit(tl, item);
+    return item;
+  }
+
+  /** Retry a failed message with its original id (A-6: the adapter drops repeats). */
+  async retry(conversationId: string, id: string): Promise<void> {
+    const tl = this.timeline(conversationId);
+    const it = tl.find(id);
+    if (it?.type !== 'message' || it.direction !== 'out') return;
+    it.state = 'queued';
+    it.error = undefined;
+    await this.transmit(tl, it);
+  }
+
+  private async transmit(tl: Timeline, item: MessageItem): Promise<void> {
+    const session = this.sessionFor(tl);
+    const att = item.attachments[0];
+    const cmd: Command = att
+      ? { cmd: 'file', path: att.path, caption: item.text || undefined, id: item.id, session }
+      : { cmd: 'text', text: item.text, reply_to: item.replyTo, id: item.id, session };
+    this.armPairingTimer();
+    try {
+      const res = await this.command(cmd);
+      if (res?.id && res.id !== item.id) {
+        item.serverId = item.id;
+        item.id = res.id;
+      }
+    } catch (e) {
+      const err = toBackendError(e);
+      item.state = 'failed';
+      item.error = { code: err.code, text: err.message };
+    }
+  }
+
+  async cancelTransfer(id: string): Promise<void> {
+    try {
+      await this.command({ cmd: 'cancel', id });
+    } finally {
+      delete this.progress[id];
+      const it = this.findItem(id);
+      if (it?.type === 'download') for (const tl of this.timelines.values()) tl.remove(id);
+      else if (it?.type === 'message' && it.direction === 'out' && it.state === 'queued') {
+        it.state = 'failed';
+        it.error = { code: 'cancelled', text: '' };
+      }
+    }
+  }
+
+  /* ---------- cards (A-13, A-14) ---------- */
+
+  async answer(card: CardItem, optionId: string | undefined, text?: string): Promise<void> {
+    if (card.done || card.answering) return;
+    card.answering = optionId ?? 'other';
+    card.answerError = undefined;
+    try {
+      await this.command({ cmd: 'prompt', prompt_id: card.id, option_id: optionId, text });
+    } catch (e) {
+      card.answering = null;
+      card.answerError = toBackendError(e).message;
+    }
+  }
+
+  /** The countdown reached zero before the server said so: close the card in place. */
+  expireLocally(card: CardItem): void {
+    if (!card.done) {
+      card.done = { expired: true };
+      card.answering = null;
+    }
+  }
+}

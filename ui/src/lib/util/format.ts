@@ -1,0 +1,63 @@
+import { currentLocale } from '../i18n/index.svelte';
+
+const UNITS = ['B', 'KB', 'MB', 'GB'];
+
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 0) return '?';
+  let i = 0;
+  let v = n;
+  while (v >= 1024 && i < UNITS.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${i === 0 ? v : v.toFixed(v < 10 ? 1 : 0)} ${UNITS[i]}`;
+}
+
+export function formatTime(ms: number): string {
+  return new Date(ms).toLocaleTimeString(currentLocale(), { hour: '2-digit', minute: '2-digit' });
+}
+
+export function formatDay(ms: number): string {
+  return new Date(ms).toLocaleDateString(currentLocale(), {
+    weekday: 'long',
+    day: 'numeric',
+    month: 'long',
+    year: new Date(ms).getFullYear() === new Date().getFullYear() ? undefined : 'numeric',
+  });
+}
+
+export function dayKey(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${d.getMonth()}-${d.getDate()}`;
+}
+
+export function formatDuration(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds < 0) return '0:00';
+  const s = Math.floor(seconds % 60);
+  const m = Math.floor(seconds / 60) % 60;
+  const h = Math.floor(seconds / 3600);
+  const ss = String(s).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
+
+/** Base name of a path, for display only. */
+export function baseName(path: string): string {
+  const parts = path.split(/[\\/]/);
+  return parts[parts.length - 1] || path;
+}
+
+export function parseTime(s: string | number | undefined): number {
+  if (typeof s === 'number') return s;
+  if (!s) return Date.now();
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? Date.now() : t;
+}
+
+export function isMac(): boolean {
+  return typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
+}
+
+/** The modifier key label: ⌘ on macOS, Ctrl elsewhere. */
+export function modKey(): string {
+  return isMac() ? '⌘' : 'Ctrl';
+}

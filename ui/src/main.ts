@@ -1,0 +1,19 @@
+import { mount } from 'svelte';
+import './app.css';
+import App from './App.svelte';
+import { createBackend, inTauri } from './lib/backend';
+
+// Dev-only (fake backend in a plain browser): ?theme=dark and ?open=settings help take screenshots.
+if (!inTauri()) {
+  const q = new URLSearchParams(location.search);
+  const theme = q.get('theme');
+  if (theme) localStorage.setItem('hermes.prefs.v1', JSON.stringify({ theme, locale: q.get('lang') ?? 'en' }));
+  else if (q.get('lang')) localStorage.setItem('hermes.prefs.v1', JSON.stringify({ locale: q.get('lang') }));
+  if (q.get('open') === 'settings')
+    setTimeout(() => window.dispatchEvent(new KeyboardEvent('keydown', { key: ',', ctrlKey: true })), 1200);
+}
+
+const backend = await createBackend();
+const app = mount(App, { target: document.getElementById('app')!, props: { backend } });
+
+export default app;
