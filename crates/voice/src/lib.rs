@@ -1,4 +1,6 @@
 //! Microphone capture, resampling, WAV, level meter, VAD and TTS (A-23..A-26).
 
+pub mod capture;
 pub mod resample;
+pub mod vad;
 pub mod wav;
