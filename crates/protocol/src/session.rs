@@ -419,6 +419,10 @@ impl Session {
     fn on_adapter(&mut self, frame: Down, now: Instant) {
         match frame {
             Down::Ready { session, avatar_url, capabilities } => {
+                // Only on a live connection: a stale frame read after a close must not revive the session.
+                if !matches!(self.state, State::AwaitReady { .. } | State::Ready) {
+                    return;
+                }
                 let avatar_url = avatar_url.filter(|u| !u.trim().is_empty());
                 self.become_ready(session, avatar_url, capabilities.unwrap_or_default());
             }
@@ -561,12 +565,16 @@ impl Session {
                 if text.trim().is_empty() {
                     return Err("empty message".into());
                 }
-                if text.len() > adapter::MAX_FRAME_BYTES / 2 {
-                    return Err(format!(
-                        "the message is {} bytes; the limit is {}",
-                        text.len(),
-                        adapter::MAX_FRAME_BYTES / 2
-                    ));
+                // the encoded frame must fit in 16 MiB; JSON escapes can grow text up to 6×, so measure when
+                // the cheap bound is not enough.
+                let limit = adapter::MAX_FRAME_BYTES - 64 * 1024;
+                let encoded = if text.len() * 6 < limit {
+                    text.len()
+                } else {
+                    serde_json::to_string(text).map_or(usize::MAX, |e| e.len())
+                };
+                if encoded > limit {
+                    return Err(format!("the message is too long ({encoded} bytes encoded; at most {limit})"));
                 }
                 Ok(())
             }
@@ -700,6 +708,11 @@ impl Session {
         self.outbox.handle_disconnect();
         self.media_in.handle_disconnect();
         self.io.retain(|io| matches!(io, Io::Save { .. } | Io::Download { .. }));
+        // A card answer may have been dropped with the queue: let the user answer again (the server, which validates
+        // answers, closes the card with `prompt_done` if the first one did arrive).
+        for card in self.cards.values_mut() {
+            card.answered = false;
+        }
         for u in self.streams.handle_disconnect() {
             self.push_reply(u);
         }

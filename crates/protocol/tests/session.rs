@@ -1110,13 +1110,9 @@ fn g10_v3_unsent_messages_keep_their_id_and_are_resent_after_reconnecting() {
     assert_eq!(after[0], before[0], "same envelope, same id and ts");
 }
 
-// ================================================================== bugs found in session.rs (reported to the lead)
-//
-// These assert the behaviour the specs ask for and fail today; they are ignored so the suite stays green until
-// session.rs is fixed. Run them with `cargo test -p hermes-protocol --test session -- --ignored`.
+// ================================================================== regressions: bugs found in session.rs, now fixed
 
 #[test]
-#[ignore = "session.rs bug: a `ready` frame is accepted in any state (Denied, Idle, Connecting)"]
 fn a4_a_late_ready_frame_does_not_undo_access_denied() {
     let t0 = Instant::now();
     let mut s = adapter_ready(json!({}), t0);
@@ -1131,7 +1127,6 @@ fn a4_a_late_ready_frame_does_not_undo_access_denied() {
 }
 
 #[test]
-#[ignore = "session.rs bug: a `ready` frame while not connected makes the session Ready with no socket and no timer"]
 fn a5_a_stale_ready_while_waiting_to_reconnect_does_not_cancel_the_retry() {
     let t0 = Instant::now();
     let mut s = adapter_ready(json!({}), t0);
@@ -1144,7 +1139,6 @@ fn a5_a_stale_ready_while_waiting_to_reconnect_does_not_cancel_the_retry() {
 }
 
 #[test]
-#[ignore = "session.rs bug: a card answer still queued in poll_io is discarded by a drop, and the card stays answered"]
 fn a13_a_card_answer_lost_to_a_drop_can_be_given_again() {
     let t0 = Instant::now();
     let mut s = with_card(t0);
@@ -1159,7 +1153,6 @@ fn a13_a_card_answer_lost_to_a_drop_can_be_given_again() {
 }
 
 #[test]
-#[ignore = "session.rs bug: check() bounds the raw text, not the encoded frame (JSON escapes grow it up to 6x)"]
 fn a19_a_text_that_encodes_over_16_mib_is_refused_before_sending() {
     let t0 = Instant::now();
     let mut s = adapter_ready(json!({}), t0);
