@@ -39,6 +39,8 @@ impl Jitter {
         Jitter(seed | 1)
     }
     /// Next value in `[-1, 1)`.
+    // Not an Iterator: it never ends, and callers (session.rs) want an f64, not an Option.
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> f64 {
         let mut x = self.0;
         x ^= x >> 12;
