@@ -1,0 +1,148 @@
+//! Profiles: one per agent the user talks to.
+
+use rand::Rng;
+use rusqlite::{OptionalExtension, Row, params};
+
+use crate::{Dialect, Error, NewProfile, Profile, ProfileUpdate, Result, Store, new_id, now_ms};
+
+const COLS: &str = "id, name, url, dialect, device_id, v3_user_id, allow_insecure_ws, avatar_url, \
+                    has_token, created_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Profile> {
+    Ok(Profile {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        url: r.get(2)?,
+        dialect: r.get(3)?,
+        device_id: r.get(4)?,
+        v3_user_id: r.get(5)?,
+        allow_insecure_ws: r.get(6)?,
+        avatar_url: r.get(7)?,
+        has_token: r.get(8)?,
+        created_at: r.get(9)?,
+    })
+}
+
+/// A fresh device id: `desktop-` + 16 lowercase hex chars.
+pub fn new_device_id() -> String {
+    format!("desktop-{:016x}", rand::rng().random::<u64>())
+}
+
+impl Store {
+    /// Creates a profile with a fresh id and a fresh, permanent device id.
+    /// (No token here: store it in the keychain under [`Profile::keychain_account`], then call
+    /// [`Store::profile_set_has_token`].)
+    pub fn profile_create(&self, new: &NewProfile) -> Result<Profile> {
+        let profile = Profile {
+            id: new_id(),
+            name: new.name.clone(),
+            url: new.url.clone(),
+            dialect: new.dialect,
+            device_id: new_device_id(),
+            v3_user_id: new.v3_user_id.clone(),
+            allow_insecure_ws: new.allow_insecure_ws,
+            avatar_url: new.avatar_url.clone(),
+            has_token: false,
+            created_at: now_ms(),
+        };
+        self.conn
+            .prepare_cached(&format!("INSERT INTO profiles ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"))?
+            .execute(params![
+                profile.id,
+                profile.name,
+                profile.url,
+                profile.dialect,
+                profile.device_id,
+                profile.v3_user_id,
+                profile.allow_insecure_ws,
+                profile.avatar_url,
+                profile.has_token,
+                profile.created_at,
+            ])?;
+        Ok(profile)
+    }
+
+    /// The profile, or `None`.
+    pub fn profile_get(&self, id: &str) -> Result<Option<Profile>> {
+        Ok(self
+            .conn
+            .prepare_cached(&format!("SELECT {COLS} FROM profiles WHERE id = ?1"))?
+            .query_row([id], from_row)
+            .optional()?)
+    }
+
+    pub(crate) fn profile_require(&self, id: &str) -> Result<Profile> {
+        self.profile_get(id)?.ok_or_else(|| Error::NotFound(format!("profile {id}")))
+    }
+
+    /// All profiles, oldest first.
+    pub fn profiles(&self) -> Result<Vec<Profile>> {
+        let mut stmt = self.conn.prepare_cached(&format!("SELECT {COLS} FROM profiles ORDER BY created_at, id"))?;
+        let rows = stmt.query_map([], from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Replaces the mutable fields; dialect and device id never change. Returns the new row.
+    pub fn profile_update(&self, id: &str, update: &ProfileUpdate) -> Result<Profile> {
+        let n = self
+            .conn
+            .prepare_cached(
+                "UPDATE profiles SET name = ?2, url = ?3, v3_user_id = ?4, allow_insecure_ws = ?5,
+                 avatar_url = ?6 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                update.name,
+                update.url,
+                update.v3_user_id,
+                update.allow_insecure_ws,
+                update.avatar_url
+            ])?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("profile {id}")));
+        }
+        self.profile_require(id)
+    }
+
+    /// Records whether the keychain holds a token for this profile (the flag only).
+    pub fn profile_set_has_token(&self, id: &str, has_token: bool) -> Result<()> {
+        let n = self
+            .conn
+            .prepare_cached("UPDATE profiles SET has_token = ?2 WHERE id = ?1")?
+            .execute(params![id, has_token])?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("profile {id}")));
+        }
+        Ok(())
+    }
+
+    /// Deletes the profile and everything under it (conversations, messages, outbox, media
+    /// index rows). Returns the relative paths of its media files so the caller can delete them
+    /// from disk (and its keychain entry). `NotFound` if it does not exist.
+    pub fn profile_delete(&self, id: &str) -> Result<Vec<String>> {
+        self.write_tx(|conn| {
+            let paths = conn
+                .prepare_cached("SELECT path FROM media WHERE profile_id = ?1 ORDER BY path")?
+                .query_map([id], |r| r.get::<_, String>(0))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let n = conn.prepare_cached("DELETE FROM profiles WHERE id = ?1")?.execute([id])?;
+            if n == 0 {
+                return Err(Error::NotFound(format!("profile {id}")));
+            }
+            Ok(paths)
+        })
+    }
+}
+
+/// Used by conversations: the dialect check.
+pub(crate) fn require_dialect(profile: &Profile, expected: Dialect) -> Result<()> {
+    if profile.dialect == expected {
+        Ok(())
+    } else {
+        Err(Error::WrongDialect {
+            profile_id: profile.id.clone(),
+            expected: expected.as_str(),
+            actual: profile.dialect.as_str(),
+        })
+    }
+}

@@ -1,0 +1,166 @@
+//! Versioned schema migrations.
+//!
+//! The schema version lives in `PRAGMA user_version` (managed by `rusqlite_migration`).
+//! **Never edit a migration that has shipped**: append a new one to [`MIGRATIONS`]. The test
+//! `tests/migrations.rs` migrates from every prefix of this list and requires a fixture for
+//! every version, so a new migration without a fixture fails CI.
+
+use rusqlite_migration::{M, Migrations};
+
+/// Version 1: the initial schema.
+const V1: &str = r#"
+CREATE TABLE profiles (
+    id                TEXT PRIMARY KEY NOT NULL,
+    name              TEXT NOT NULL,
+    url               TEXT NOT NULL,
+    dialect           TEXT NOT NULL CHECK (dialect IN ('adapter', 'v3')),
+    -- 'desktop-' + 16 lowercase hex; generated once, never changed.
+    device_id         TEXT NOT NULL UNIQUE CHECK (device_id GLOB 'desktop-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'),
+    v3_user_id        TEXT,
+    allow_insecure_ws INTEGER NOT NULL DEFAULT 0 CHECK (allow_insecure_ws IN (0, 1)),
+    avatar_url        TEXT,
+    -- Only a flag: the token itself is in the OS keychain under the profile id.
+    has_token         INTEGER NOT NULL DEFAULT 0 CHECK (has_token IN (0, 1)),
+    created_at        INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE conversations (
+    id           TEXT PRIMARY KEY NOT NULL,
+    profile_id   TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+    title        TEXT NOT NULL,
+    session      TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    last_preview TEXT,
+    UNIQUE (profile_id, session)
+) STRICT;
+CREATE INDEX conversations_by_profile ON conversations(profile_id, updated_at DESC);
+
+CREATE TABLE messages (
+    seq             INTEGER PRIMARY KEY,  -- rowid: FTS key and paging tie-breaker
+    id              TEXT NOT NULL UNIQUE, -- local UUID, ours
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    server_id       TEXT,
+    direction       TEXT NOT NULL CHECK (direction IN ('out', 'in')),
+    text            TEXT NOT NULL,
+    assembly        TEXT NOT NULL CHECK (assembly IN ('streaming', 'final')),
+    edit_count      INTEGER NOT NULL DEFAULT 0,
+    reply_to        TEXT,
+    error_code      TEXT,
+    error_text      TEXT,
+    delivery        TEXT CHECK (delivery IN ('queued', 'sent', 'delivered', 'failed')),
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL,
+    attachments     TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(attachments))
+) STRICT;
+CREATE UNIQUE INDEX messages_server_id ON messages(conversation_id, server_id)
+    WHERE server_id IS NOT NULL;
+CREATE INDEX messages_page ON messages(conversation_id, created_at, seq);
+
+-- Full-text index over the text of *final* messages. Its external content is a view, so the
+-- index and its content always agree (FTS5 'integrity-check' verifies that): streamed replies
+-- are indexed once, when they become final, instead of once per delta.
+CREATE VIEW messages_final AS SELECT seq, text FROM messages WHERE assembly = 'final';
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    text,
+    content = 'messages_final',
+    content_rowid = 'seq',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages WHEN new.assembly = 'final' BEGIN
+    INSERT INTO messages_fts(rowid, text) VALUES (new.seq, new.text);
+END;
+CREATE TRIGGER messages_fts_ad AFTER DELETE ON messages WHEN old.assembly = 'final' BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+END;
+-- One trigger (not two) so the delete of the old text always runs before the insert.
+CREATE TRIGGER messages_fts_au AFTER UPDATE OF text, assembly ON messages
+WHEN old.text IS NOT new.text OR old.assembly IS NOT new.assembly BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text)
+        SELECT 'delete', old.seq, old.text WHERE old.assembly = 'final';
+    INSERT INTO messages_fts(rowid, text)
+        SELECT new.seq, new.text WHERE new.assembly = 'final';
+END;
+
+-- Conversation list support: updated_at bumped by new messages (and when a reply becomes
+-- final), preview of the newest message. Stream deltas past the preview's 200 characters do
+-- not touch the conversation row.
+CREATE TRIGGER messages_conv_ai AFTER INSERT ON messages BEGIN
+    UPDATE conversations SET
+        updated_at = max(updated_at, new.updated_at, new.created_at),
+        last_preview = CASE WHEN EXISTS (
+                SELECT 1 FROM messages m WHERE m.conversation_id = new.conversation_id
+                AND (m.created_at, m.seq) > (new.created_at, new.seq))
+            THEN last_preview
+            ELSE CASE WHEN new.text = '' AND new.attachments <> '[]' THEN '[attachment]'
+                      ELSE substr(new.text, 1, 200) END
+        END
+    WHERE id = new.conversation_id;
+END;
+CREATE TRIGGER messages_conv_au AFTER UPDATE OF text, attachments, assembly ON messages
+WHEN substr(old.text, 1, 200) IS NOT substr(new.text, 1, 200)
+    OR old.attachments IS NOT new.attachments
+    OR old.assembly IS NOT new.assembly BEGIN
+    UPDATE conversations SET
+        updated_at = max(updated_at, new.updated_at),
+        last_preview = CASE WHEN EXISTS (
+                SELECT 1 FROM messages m WHERE m.conversation_id = new.conversation_id
+                AND (m.created_at, m.seq) > (new.created_at, new.seq))
+            THEN last_preview
+            ELSE CASE WHEN new.text = '' AND new.attachments <> '[]' THEN '[attachment]'
+                      ELSE substr(new.text, 1, 200) END
+        END
+    WHERE id = new.conversation_id;
+END;
+CREATE TRIGGER messages_conv_ad AFTER DELETE ON messages BEGIN
+    UPDATE conversations SET last_preview = (
+        SELECT CASE WHEN m.text = '' AND m.attachments <> '[]' THEN '[attachment]'
+                    ELSE substr(m.text, 1, 200) END
+        FROM messages m WHERE m.conversation_id = old.conversation_id
+        ORDER BY m.created_at DESC, m.seq DESC LIMIT 1)
+    WHERE id = old.conversation_id;
+END;
+
+CREATE TABLE outbox (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT, -- monotonic, never reused: send order
+    id              TEXT NOT NULL UNIQUE,              -- the wire id, same forever
+    profile_id      TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    kind            TEXT NOT NULL CHECK (kind IN ('text', 'audio', 'media')),
+    payload         TEXT NOT NULL CHECK (json_valid(payload)),
+    state           TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'in_flight', 'confirmed', 'failed')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    last_error      TEXT,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+) STRICT;
+CREATE INDEX outbox_by_profile ON outbox(profile_id, state, seq);
+
+CREATE TABLE media (
+    id         TEXT PRIMARY KEY NOT NULL,
+    profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+    message_id TEXT,  -- no FK: media may be saved before its message row exists
+    path       TEXT NOT NULL,  -- relative to the media folder
+    sha256     TEXT NOT NULL CHECK (length(sha256) = 64 AND sha256 NOT GLOB '*[^0-9a-f]*'),
+    mime       TEXT NOT NULL,
+    size       INTEGER NOT NULL CHECK (size >= 0),
+    filename   TEXT,
+    origin     TEXT NOT NULL CHECK (origin IN ('sent', 'received')),
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX media_by_sha256 ON media(sha256);
+CREATE INDEX media_by_message ON media(message_id) WHERE message_id IS NOT NULL;
+"#;
+
+/// SQL of every migration, in order; index `i` upgrades version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[V1];
+
+/// The schema version this build creates and understands.
+pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The migrations `0..n` (all of them when `n >= MIGRATIONS.len()`), for tests that need to
+/// build a database at an earlier version.
+pub fn migrations_up_to(n: usize) -> Migrations<'static> {
+    Migrations::new(MIGRATIONS.iter().take(n).map(|sql| M::up(sql)).collect())
+}
