@@ -281,7 +281,7 @@ async fn handle(
         Up::Media(m) => {
             if sh.log.seen(Dialect::Adapter, dev, &m.id) {
                 // a resent file that was already assembled; one repeat per resent series (its last piece).
-                if m.part + 1 == m.parts {
+                if m.part.checked_add(1) == Some(m.parts) {
                     sh.log.repeat(Dialect::Adapter, dev, &m.id);
                 }
                 return true;

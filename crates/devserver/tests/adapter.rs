@@ -493,3 +493,36 @@ async fn no_demo_only_logs() {
     ws.expect_silence(Duration::from_millis(200)).await;
     assert_eq!(s.log().len(), 1);
 }
+
+#[tokio::test]
+async fn hostile_frames_never_break_the_server() {
+    let s = start(Config::fast()).await.unwrap();
+    let (mut ws, _) = adapter(&s, "d1").await;
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    let hostile = [
+        json!({"t":"media","id":"x","kind":"image","mime":"a/b","filename":"f","data":"","part":u32::MAX,"parts":u32::MAX}).to_string(),
+        json!({"t":"prompt"}).to_string(),
+        json!({"t":5}).to_string(),
+        "[]".to_string(),
+        "null".to_string(),
+        deep,
+        json!({"t":"audio","id":"a1","format":"wav","data":"UklGRv////9XQVZF"}).to_string(),
+        json!({"t":"media","id":"y","kind":"x","mime":"","filename":"","data":"@@@","part":0,"parts":1}).to_string(),
+    ];
+    for h in &hostile {
+        ws.send_text(h).await;
+    }
+    // every frame but the audio (a valid frame with an unreadable clip) gets an error
+    let mut errors = 0;
+    let frames = ws.recv_until(|v| v["t"] == "message").await;
+    for f in &frames {
+        if f["t"] == "error" {
+            errors += 1;
+        }
+    }
+    assert_eq!(errors, hostile.len() - 1, "{frames:?}");
+    assert_eq!(frames.last().unwrap()["text"], "Got your voice note (unknown length)");
+    ws.send(json!({"t":"text","id":"ok","text":"alive"})).await;
+    let frames = ws.recv_until(|v| v["t"] == "message" && v["text"] == "You said: alive").await;
+    assert!(!frames.is_empty());
+}
