@@ -1,0 +1,102 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fireEvent, screen, waitFor } from '@testing-library/svelte';
+import { composer, ready, renderApp, PROFILE } from './helpers';
+
+afterEach(() => vi.useRealTimers());
+
+describe('connection banner', () => {
+  it('shows connecting and reconnect attempts', async () => {
+    const ipc = await renderApp();
+    ipc.emit({ event: 'connecting', attempt: 1 });
+    expect(await screen.findByText('Connecting to Atlas…')).toBeInTheDocument();
+    ipc.emit({ event: 'connecting', attempt: 3 });
+    expect(await screen.findByText('Reconnecting… (attempt 3)')).toBeInTheDocument();
+    ipc.emit({ event: 'ready', session: 's', capabilities: {} });
+    await waitFor(() => expect(screen.queryByText(/Reconnecting/)).toBeNull());
+  });
+
+  it('counts down to the next attempt and offers Retry now', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'disconnected', reason: 'connection reset', retry_in_ms: 8000 });
+    expect(await screen.findByText('Connection lost — reconnecting in 8 s')).toBeInTheDocument();
+    expect(screen.getByText('connection reset')).toBeInTheDocument();
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(await screen.findByText('Connection lost — reconnecting in 5 s')).toBeInTheDocument();
+    await fireEvent.click(screen.getByRole('button', { name: 'Retry now' }));
+    expect(ipc.commands('reconnect')).toHaveLength(1);
+  });
+
+  it('offline with the number of queued messages', async () => {
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'disconnected', reason: 'network down' });
+    expect((await screen.findAllByText('Offline')).length).toBeGreaterThan(0);
+    for (const text of ['one', 'two']) {
+      await fireEvent.input(composer(), { target: { value: text } });
+      await fireEvent.keyDown(composer(), { key: 'Enter' });
+    }
+    expect(await screen.findByText('2 messages waiting')).toBeInTheDocument();
+  });
+
+  it('access denied: the reason, the token hint and the pairing command', async () => {
+    const ipc = await renderApp();
+    ipc.emit({ event: 'access_denied', reason: 'close 1008: not allowed' });
+    const alert = await screen.findByText('No access to the agent');
+    expect(alert).toBeInTheDocument();
+    expect(screen.getByText('close 1008: not allowed')).toBeInTheDocument();
+    expect(screen.getByText('Check the token in Settings.')).toBeInTheDocument();
+    expect(screen.getByText(`hermes pairing approve mobile ${PROFILE.deviceId}`)).toBeInTheDocument();
+    await fireEvent.click(screen.getByRole('button', { name: 'Open settings' }));
+    expect(await screen.findByRole('dialog', { name: 'Settings' })).toBeInTheDocument();
+  });
+
+  it('access denied for a wrong token only points at the token', async () => {
+    const ipc = await renderApp();
+    ipc.emit({ event: 'access_denied', reason: 'auth_failed: bad token' });
+    expect(await screen.findByText('Check the token in Settings.')).toBeInTheDocument();
+    expect(screen.queryByText(/hermes pairing approve/)).toBeNull();
+  });
+
+  it('errors without an id appear as dismissable notices', async () => {
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'error', code: 'device_offline', text: 'cron could not deliver' });
+    expect(await screen.findByText('cron could not deliver')).toBeInTheDocument();
+    await fireEvent.click(screen.getByRole('button', { name: 'Dismiss' }));
+    await waitFor(() => expect(screen.queryByText('cron could not deliver')).toBeNull());
+  });
+});
+
+describe('pairing screen (A-8)', () => {
+  it('appears ~15 s after the first message when no reply came, with device id and command', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const ipc = await renderApp();
+    await ready(ipc);
+    await fireEvent.input(composer(), { target: { value: 'hello?' } });
+    await fireEvent.keyDown(composer(), { key: 'Enter' });
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(screen.queryByText('Waiting for this device to be approved')).toBeNull();
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(await screen.findByText('Waiting for this device to be approved')).toBeInTheDocument();
+    const cmd = `hermes pairing approve mobile ${PROFILE.deviceId}`;
+    expect(screen.getByText(cmd)).toBeInTheDocument();
+    await fireEvent.click(screen.getAllByRole('button', { name: 'Copy command' })[0]);
+    expect(navigator.clipboard.writeText).toHaveBeenCalledWith(cmd);
+    // A reply makes it go away.
+    ipc.emit({ event: 'message', id: 'r', text: 'Pairing code: 1234', final: true });
+    await waitFor(() => expect(screen.queryByText('Waiting for this device to be approved')).toBeNull());
+  });
+
+  it('does not appear when the agent answers', async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const ipc = await renderApp();
+    await ready(ipc);
+    await fireEvent.input(composer(), { target: { value: 'hello?' } });
+    await fireEvent.keyDown(composer(), { key: 'Enter' });
+    ipc.emit({ event: 'typing', on: true });
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(screen.queryByText('Waiting for this device to be approved')).toBeNull();
+  });
+});

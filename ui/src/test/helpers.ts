@@ -1,0 +1,129 @@
+import { expect } from 'vitest';
+import { mockIPC } from '@tauri-apps/api/mocks';
+import type { InvokeArgs } from '@tauri-apps/api/core';
+import { render, screen, waitFor } from '@testing-library/svelte';
+import App from '../App.svelte';
+import { TauriBackend } from '../lib/backend/tauri';
+import type { AppInfo, Conversation, EngineEvent, HistoryPage, Profile } from '../lib/backend/types';
+import { AppState } from '../lib/state/app.svelte';
+
+export interface Call {
+  cmd: string;
+  args: Record<string, unknown>;
+}
+
+export const PROFILE: Profile = {
+  id: 'p1',
+  name: 'Atlas',
+  url: 'wss://agent.example.com/ws',
+  dialect: 'adapter',
+  deviceId: 'desktop-84b9042da9357a03',
+  allowInsecureWs: false,
+  hasToken: true,
+};
+
+export const CONV: Conversation = {
+  id: 'c1',
+  profileId: 'p1',
+  title: 'Atlas',
+  session: 'mobile:desktop-84b9042da9357a03',
+  updatedAt: '2024-06-01T10:00:00Z',
+};
+
+export interface IpcOptions {
+  info?: Partial<AppInfo>;
+  profiles?: Profile[];
+  conversations?: Conversation[];
+  history?: HistoryPage;
+  handlers?: Record<string, (args: Record<string, unknown>) => unknown>;
+}
+
+/** Fakes the Rust shell through Tauri's own mockIPC; events go through the real Channel callback path. */
+export function setupIpc(opts: IpcOptions = {}) {
+  const calls: Call[] = [];
+  let channelId: number | null = null;
+  let index = 0;
+  let nextId = 0;
+  const profiles = opts.profiles ?? [PROFILE];
+  mockIPC((cmd: string, payload?: InvokeArgs) => {
+    const args = (payload ?? {}) as Record<string, unknown>;
+    calls.push({ cmd, args });
+    const h = opts.handlers?.[cmd];
+    if (h) return h(args);
+    switch (cmd) {
+      case 'app_info':
+        return {
+          version: '0.1.0',
+          dataDir: '/data',
+          logDir: '/logs',
+          keychain: { available: true },
+          demo: false,
+          ...opts.info,
+        };
+      case 'list_profiles':
+        return profiles;
+      case 'list_conversations':
+        return (opts.conversations ?? [CONV]).filter((c) => c.profileId === args.profileId);
+      case 'history':
+        return opts.history ?? { messages: [], hasMore: false };
+      case 'connect': {
+        const ch = args.onEvent as { id: number };
+        channelId = ch.id;
+        index = 0;
+        return null;
+      }
+      case 'send_command': {
+        const c = args.command as { cmd: string; id?: string };
+        return c.id ? { id: c.id } : { id: `srv-${++nextId}` };
+      }
+      case 'update_profile':
+        return { ...(profiles.find((p) => p.id === args.id) ?? PROFILE), ...(args.input as object) };
+      case 'create_profile':
+        return { ...PROFILE, id: 'p-new', ...(args.input as object), hasToken: false };
+      case 'file_url':
+        return `asset://localhost/${encodeURIComponent(String(args.path))}`;
+      default:
+        return null;
+    }
+  });
+
+  function emit(ev: EngineEvent) {
+    if (channelId === null) throw new Error('not connected');
+    const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void } })
+      .__TAURI_INTERNALS__;
+    internals.runCallback(channelId, { index: index++, message: ev });
+  }
+
+  function commands(name?: string) {
+    return calls
+      .filter((c) => c.cmd === 'send_command')
+      .map((c) => c.args.command as Record<string, unknown>)
+      .filter((c) => !name || c.cmd === name);
+  }
+
+  return { calls, emit, commands, connected: () => channelId !== null };
+}
+
+export async function renderApp(opts: IpcOptions = {}) {
+  const ipc = setupIpc(opts);
+  const backend = new TauriBackend();
+  const app = new AppState(backend);
+  const r = render(App, { props: { backend, app } });
+  await app.start();
+  await waitFor(() => expect(ipc.connected()).toBe(true));
+  return { ...ipc, app, backend, ...r };
+}
+
+export async function ready(ipc: { emit: (e: EngineEvent) => void }, capabilities: Record<string, unknown> = {}) {
+  ipc.emit({ event: 'connecting', attempt: 1 });
+  ipc.emit({ event: 'ready', session: 'mobile:desktop-84b9042da9357a03', capabilities });
+}
+
+/** Wait for one animation frame (streamed edits are coalesced per frame). */
+export function frame(): Promise<void> {
+  return new Promise((r) => requestAnimationFrame(() => r()));
+}
+
+export function composer(): HTMLTextAreaElement {
+  return screen.getByLabelText('Message') as HTMLTextAreaElement;
+}
