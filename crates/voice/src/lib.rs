@@ -2,5 +2,6 @@
 
 pub mod capture;
 pub mod resample;
+pub mod tts;
 pub mod vad;
 pub mod wav;
