@@ -195,7 +195,7 @@ const en = {
   'profile.userIdPlaceholder': 'Taken from the token when empty',
   'profile.token': 'App token',
   'profile.tokenPlaceholder': 'Paste the token',
-  'profile.tokenReplace': 'Paste a new token to replace the stored one',
+  'profile.tokenReplace': 'Paste a new token to replace it',
   'profile.tokenStored': 'Stored in keychain',
   'profile.tokenNotSet': 'Not set',
   'profile.tokenRemove': 'Remove token',

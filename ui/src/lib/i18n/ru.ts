@@ -196,7 +196,7 @@ const ru: Catalog = {
   'profile.userIdPlaceholder': 'Если пусто — берётся из токена',
   'profile.token': 'Токен приложения',
   'profile.tokenPlaceholder': 'Вставьте токен',
-  'profile.tokenReplace': 'Вставьте новый токен, чтобы заменить сохранённый',
+  'profile.tokenReplace': 'Вставьте новый токен для замены',
   'profile.tokenStored': 'Хранится в связке ключей',
   'profile.tokenNotSet': 'Не задан',
   'profile.tokenRemove': 'Удалить токен',

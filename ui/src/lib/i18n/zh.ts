@@ -196,7 +196,7 @@ const zh: Catalog = {
   'profile.userIdPlaceholder': '留空时从令牌中读取',
   'profile.token': '应用令牌',
   'profile.tokenPlaceholder': '粘贴令牌',
-  'profile.tokenReplace': '粘贴新令牌以替换已保存的令牌',
+  'profile.tokenReplace': '粘贴新令牌以替换',
   'profile.tokenStored': '已保存在钥匙串中',
   'profile.tokenNotSet': '未设置',
   'profile.tokenRemove': '移除令牌',
