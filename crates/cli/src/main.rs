@@ -1,2 +1,261 @@
-//! hermes-chat: terminal client and --jsonl scripting interface.
-fn main() {}
+//! `hermes-chat`: a terminal client for people, and a `--jsonl` scripting interface (a stable contract: README).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use clap::{Parser, ValueEnum};
+use hermes_client::{EngineConfig, MemoryPersist, Persist, Secret};
+use hermes_protocol::{Command, Dialect, Event};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DialectArg {
+    Adapter,
+    V3,
+}
+
+/// Talk to your Hermes agent from a terminal.
+///
+/// The token comes from the HERMES_TOKEN environment variable (or the OS keychain), never from a flag.
+#[derive(Debug, Parser)]
+#[command(name = "hermes-chat", version)]
+struct Args {
+    /// Adapter: ws(s)://host:port/ws. v3: the gateway's ws(s)://host/ws/app (the token is appended).
+    #[arg(long)]
+    url: String,
+    /// This device's id: choose once, keep forever.
+    #[arg(long)]
+    device_id: String,
+    #[arg(long, value_enum, default_value = "adapter")]
+    dialect: DialectArg,
+    /// Where the outbox, history and received files live (default: the OS data folder).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// v3: our user id (default: the JWT's `sub`).
+    #[arg(long)]
+    user_id: Option<String>,
+    /// v3: the conversation (session UUID) to talk in.
+    #[arg(long)]
+    session: Option<String>,
+    /// Allow unencrypted ws:// to a public address.
+    #[arg(long)]
+    allow_insecure_ws: bool,
+    /// One JSON command per stdin line, one JSON event per stdout line.
+    #[arg(long)]
+    jsonl: bool,
+}
+
+fn token() -> anyhow::Result<Secret> {
+    match std::env::var("HERMES_TOKEN") {
+        Ok(t) if !t.trim().is_empty() => Ok(Secret::new(t.trim())),
+        _ => bail!("no token: set HERMES_TOKEN (the token is never taken from a flag)"),
+    }
+}
+
+fn default_data_dir() -> PathBuf {
+    std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("hermes-desktop")
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("HERMES_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
+    std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create {}", data_dir.display()))?;
+    let dialect = match args.dialect {
+        DialectArg::Adapter => Dialect::Adapter,
+        DialectArg::V3 => Dialect::V3,
+    };
+    let mut cfg = EngineConfig::new(&args.url, dialect, token()?, &args.device_id, &data_dir);
+    cfg.user_id = args.user_id.clone();
+    cfg.allow_insecure_ws = args.allow_insecure_ws;
+    if let Some(s) = &args.session {
+        cfg.default_session = s.clone();
+    }
+    let persist: Box<dyn Persist> = Box::new(MemoryPersist::default());
+    let (handle, events) = hermes_client::spawn(cfg, persist).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if args.jsonl { run_jsonl(handle, events).await } else { run_interactive(handle, events).await }
+}
+
+/// The `--jsonl` contract: stdin commands, stdout events; a bad line gets `rejected` and nothing is sent.
+async fn run_jsonl(
+    handle: hermes_client::Handle,
+    mut events: tokio::sync::mpsc::Receiver<Event>,
+) -> anyhow::Result<()> {
+    let out = tokio::spawn(async move {
+        while let Some(ev) = events.recv().await {
+            let line = serde_json::to_string(&ev).unwrap_or_default();
+            let mut stdout = std::io::stdout().lock();
+            if writeln!(stdout, "{line}").and_then(|_| stdout.flush()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await? {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Command>(&line) {
+            Ok(Command::Quit) => break,
+            Ok(cmd) => {
+                if handle.send(cmd).await.is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                let cmd = serde_json::from_str::<serde_json::Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("cmd").and_then(|c| c.as_str()).map(str::to_string))
+                    .unwrap_or_else(|| "?".into());
+                let ev = Event::Rejected { cmd, reason: format!("bad command: {e}"), id: None };
+                println!("{}", serde_json::to_string(&ev).unwrap_or_default());
+            }
+        }
+    }
+    handle.shutdown().await;
+    let _ = out.await;
+    Ok(())
+}
+
+/// A friendly chat: streamed replies printed as they grow, cards answered by number.
+async fn run_interactive(
+    handle: hermes_client::Handle,
+    mut events: tokio::sync::mpsc::Receiver<Event>,
+) -> anyhow::Result<()> {
+    println!(
+        "hermes-chat — type a message and press Enter. /file PATH, /audio PATH, /quit. Answer a card with its number."
+    );
+    let cards = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, Vec<String>)>::new()));
+    let cards_out = cards.clone();
+    let printer = tokio::spawn(async move {
+        let mut printed: (String, usize) = (String::new(), 0);
+        while let Some(ev) = events.recv().await {
+            print_event(&ev, &mut printed, &cards_out);
+        }
+    });
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await? {
+        let line = line.trim().to_string();
+        if line.is_empty() {
+            continue;
+        }
+        let cmd = if line == "/quit" {
+            break;
+        } else if let Some(p) = line.strip_prefix("/file ") {
+            Command::File { path: p.trim().into(), caption: None, id: None, session: None }
+        } else if let Some(p) = line.strip_prefix("/audio ") {
+            Command::Audio { path: p.trim().into(), text: None, id: None, session: None }
+        } else if let Some(answer) = card_answer(&line, &cards) {
+            answer
+        } else {
+            Command::Text { text: line, reply_to: None, id: None, session: None }
+        };
+        if let Err(e) = handle.command(cmd).await {
+            eprintln!("  ✗ {e}");
+        }
+    }
+    handle.shutdown().await;
+    printer.abort();
+    Ok(())
+}
+
+type Cards = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<String>)>>>;
+
+/// `N` answers the newest open card with its N-th option; `other: text` gives a free answer.
+fn card_answer(line: &str, cards: &Cards) -> Option<Command> {
+    let guard = cards.lock().ok()?;
+    let (id, options) = guard.last()?;
+    if let Ok(n) = line.parse::<usize>() {
+        let opt = options.get(n.checked_sub(1)?)?;
+        return Some(Command::Prompt { prompt_id: id.clone(), option_id: Some(opt.clone()), text: None });
+    }
+    let text = line.strip_prefix("other:")?;
+    Some(Command::Prompt { prompt_id: id.clone(), option_id: Some("other".into()), text: Some(text.trim().into()) })
+}
+
+fn print_event(ev: &Event, printed: &mut (String, usize), cards: &Cards) {
+    let mut out = std::io::stdout().lock();
+    match ev {
+        Event::Connecting { attempt } if *attempt > 1 => {
+            let _ = writeln!(out, "… reconnecting (attempt {attempt})");
+        }
+        Event::Ready { session, .. } => {
+            let _ = writeln!(out, "● connected ({session})");
+        }
+        Event::Message { id, text, final_, .. } => {
+            // print only what grew; a rewrite (edit) reprints the message
+            if printed.0 == *id && text.len() >= printed.1 && text.is_char_boundary(printed.1) {
+                let _ = write!(out, "{}", &text[printed.1..]);
+            } else {
+                let _ = write!(out, "\n◆ {text}");
+            }
+            *printed = (id.clone(), text.len());
+            if *final_ {
+                let _ = writeln!(out);
+                printed.0.clear();
+            }
+        }
+        Event::Prompt { id, text, options, command, description, timeout_seconds, .. } => {
+            let _ = writeln!(out, "\n┌ {text}");
+            if let Some(c) = command {
+                let _ = writeln!(out, "│   $ {c}");
+            }
+            if let Some(d) = description {
+                let _ = writeln!(out, "│ {d}");
+            }
+            for (i, o) in options.iter().enumerate() {
+                let _ = writeln!(out, "│ [{}] {}", i + 1, o.label);
+            }
+            if let Some(t) = timeout_seconds {
+                let _ = writeln!(out, "└ answer with a number within {t} s");
+            }
+            if let Ok(mut c) = cards.lock() {
+                c.push((id.clone(), options.iter().map(|o| o.id.clone()).collect()));
+            }
+        }
+        Event::PromptDone { prompt_id, option_id, expired } => {
+            if let Ok(mut c) = cards.lock() {
+                c.retain(|(id, _)| id != prompt_id);
+            }
+            if *expired {
+                let _ = writeln!(out, "  (card expired)");
+            } else {
+                let _ = writeln!(out, "  ✓ answered: {}", option_id.as_deref().unwrap_or("-"));
+            }
+        }
+        Event::Media { kind, filename, path, size, caption, .. } => {
+            let _ = writeln!(
+                out,
+                "📎 {kind}: {filename} ({size} bytes) → {path}{}",
+                caption.as_deref().map(|c| format!(" — {c}")).unwrap_or_default()
+            );
+        }
+        Event::Error { code, text, .. } => {
+            let _ = writeln!(out, "⚠ {code}: {text}");
+        }
+        Event::Disconnected { reason, retry_in_ms } => {
+            let _ = writeln!(
+                out,
+                "○ disconnected: {reason}{}",
+                retry_in_ms.map(|ms| format!(" — retrying in {:.1} s", ms as f64 / 1000.0)).unwrap_or_default()
+            );
+        }
+        Event::AccessDenied { reason } => {
+            let _ = writeln!(out, "✗ access denied: {reason}. Check the token and that this device is approved.");
+        }
+        Event::Rejected { cmd, reason, .. } => {
+            let _ = writeln!(out, "✗ {cmd} not sent: {reason}");
+        }
+        _ => {}
+    }
+    let _ = out.flush();
+}

@@ -1,1 +1,16 @@
-//! Async connection engine around hermes-protocol: one task, select! over socket, commands and deadlines.
+//! Async connection engine around `hermes-protocol`: one task, `select!` over socket, commands and deadlines.
+//!
+//! It speaks both dialects, keeps the durable outbox through [`Persist`], transfers media over the socket or HTTP,
+//! and emits the protocol crate's one [`hermes_protocol::Event`] model. Nothing UI-specific lives here.
+
+pub mod engine;
+pub mod files;
+pub mod http;
+pub mod persist;
+pub mod policy;
+pub mod recorder;
+pub mod tls;
+
+pub use engine::{EngineConfig, Handle, Reply, Secret, StartError, spawn};
+pub use persist::{MemoryPersist, OutboxRecord, Payload, Persist};
+pub use recorder::StorePersist;

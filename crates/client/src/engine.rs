@@ -1,0 +1,854 @@
+//! The async engine: one tokio task running `select!` over the socket, the command channel, transfer results and
+//! the session's next deadline (rumqttc's `EventLoop` shape). All protocol decisions are the sans-IO
+//! [`Session`]'s; this file only moves bytes, files and time.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt as _, StreamExt as _};
+use hermes_protocol::adapter::Device;
+use hermes_protocol::media::{MediaMeta, UpMediaMeta, safe_filename};
+use hermes_protocol::session::{Config, DownloadSource, Io, Outgoing};
+use hermes_protocol::v3::MediaDescriptor;
+use hermes_protocol::{Command, Dialect, Direction, Event, Session};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig, frame::coding::CloseCode};
+use tokio_tungstenite::tungstenite::{self, Message};
+use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
+use tracing::{debug, info, warn};
+use url::Url;
+
+use crate::files::{self, adapter_kind_for_mime, mime_for_path};
+use crate::http::{Http, HttpError};
+use crate::persist::{OutboxRecord, Payload, Persist};
+use crate::policy::{self, UrlError};
+
+type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type Connecting = Pin<Box<dyn Future<Output = Result<Ws, (Option<u16>, String)>> + Send>>;
+
+/// A secret that never prints.
+#[derive(Clone, Default)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(s: impl Into<String>) -> Secret {
+        Secret(s.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(REDACTED)")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Adapter: `ws(s)://…/ws`. v3: the gateway's `…/ws/app` (the token is appended, G-3).
+    pub url: String,
+    pub dialect: Dialect,
+    pub token: Secret,
+    /// Adapter `hello.device`.
+    pub device: Device,
+    /// v3 `from`; when absent, the JWT's `sub` (G-4).
+    pub user_id: Option<String>,
+    /// v3 conversation used when a command names none.
+    pub default_session: String,
+    /// allow `ws://` to a public address.
+    pub allow_insecure_ws: bool,
+    /// Received files go here (and nowhere else).
+    pub media_dir: PathBuf,
+    /// Copies of queued outgoing files.
+    pub outbox_dir: PathBuf,
+    pub connect_timeout: Duration,
+    /// Seed for reconnect jitter.
+    pub seed: u64,
+}
+
+impl EngineConfig {
+    pub fn new(
+        url: impl Into<String>,
+        dialect: Dialect,
+        token: Secret,
+        device_id: impl Into<String>,
+        data_dir: &Path,
+    ) -> Self {
+        EngineConfig {
+            url: url.into(),
+            dialect,
+            token,
+            device: Device {
+                id: device_id.into(),
+                name: Some(host_name()),
+                platform: Some(std::env::consts::OS.replace("macos", "macos")),
+            },
+            user_id: None,
+            default_session: uuid::Uuid::new_v4().to_string(),
+            allow_insecure_ws: false,
+            media_dir: data_dir.join("media"),
+            outbox_dir: data_dir.join("outbox"),
+            connect_timeout: Duration::from_secs(15),
+            seed: rand_seed(),
+        }
+    }
+}
+
+fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()))
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "desktop".into())
+}
+
+fn rand_seed() -> u64 {
+    let u = uuid::Uuid::new_v4();
+    u.as_u64_pair().0
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error("the outbox could not be read: {0}")]
+    Persist(String),
+}
+
+/// What the engine answers to a command: the local id it queued (text, file, audio) or why it refused.
+pub type Reply = Result<Option<String>, String>;
+
+enum Request {
+    Command(Command, Option<oneshot::Sender<Reply>>),
+}
+
+/// A handle to a running engine. Dropping it stops the engine.
+pub struct Handle {
+    tx: mpsc::Sender<Request>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Handle {
+    /// Send a command and wait for the engine to accept (queued, id) or refuse it.
+    pub async fn command(&self, cmd: Command) -> Reply {
+        let (tx, rx) = oneshot::channel();
+        self.tx.send(Request::Command(cmd, Some(tx))).await.map_err(|_| "the engine has stopped".to_string())?;
+        rx.await.map_err(|_| "the engine has stopped".to_string())?
+    }
+
+    /// Send a command without waiting for the answer (it still comes as events).
+    pub async fn send(&self, cmd: Command) -> Result<(), String> {
+        self.tx.send(Request::Command(cmd, None)).await.map_err(|_| "the engine has stopped".to_string())
+    }
+
+    /// Ask the engine to quit and wait for it.
+    pub async fn shutdown(self) {
+        let _ = self.tx.send(Request::Command(Command::Quit, None)).await;
+        let _ = self.task.await;
+    }
+}
+
+enum Internal {
+    Event(Event),
+    Downloaded { meta: MediaMeta, path: PathBuf, size: u64, session: Option<String> },
+    DownloadFailed { id: String, error: HttpError },
+    Uploaded { rec: OutboxRecord, media: MediaDescriptor },
+    UploadFailed { id: String, error: HttpError },
+}
+
+/// Start an engine. Events arrive on the returned receiver; the engine stops when the handle is dropped or `quit`.
+pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, mpsc::Receiver<Event>), StartError> {
+    let url = policy::check_url(&cfg.url, cfg.allow_insecure_ws, cfg.dialect == Dialect::Adapter)?;
+    let (tx, rx) = mpsc::channel(256);
+    let (ev_tx, ev_rx) = mpsc::channel(1024);
+    let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let user_id = cfg
+        .user_id
+        .clone()
+        .or_else(|| hermes_protocol::v3::jwt_subject(cfg.token.expose()))
+        .unwrap_or_else(|| cfg.device.id.clone());
+    let session = Session::new(
+        Config {
+            dialect: cfg.dialect,
+            token: cfg.token.expose().to_string(),
+            device: cfg.device.clone(),
+            user_id,
+            default_session: cfg.default_session.clone(),
+            seed: cfg.seed,
+        },
+        Instant::now().into_std(),
+    );
+    let engine = Engine {
+        url,
+        cfg,
+        session,
+        persist,
+        http: Http::new(),
+        events: ev_tx,
+        internal: in_tx,
+        transfers: HashMap::new(),
+        uploads: VecDeque::new(),
+        uploading: None,
+        quit: false,
+    };
+    let task = tokio::spawn(engine.run(rx, in_rx));
+    Ok((Handle { tx, task }, ev_rx))
+}
+
+struct Engine {
+    url: Url,
+    cfg: EngineConfig,
+    session: Session,
+    persist: Box<dyn Persist>,
+    http: Http,
+    events: mpsc::Sender<Event>,
+    internal: mpsc::UnboundedSender<Internal>,
+    /// Transfers in progress by message id (download or upload), for cancel.
+    transfers: HashMap<String, AbortHandle>,
+    /// v3: files waiting for their HTTP upload (G-9), in order.
+    uploads: VecDeque<OutboxRecord>,
+    uploading: Option<String>,
+    quit: bool,
+}
+
+fn now() -> std::time::Instant {
+    Instant::now().into_std()
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+impl Engine {
+    async fn run(mut self, mut rx: mpsc::Receiver<Request>, mut internal_rx: mpsc::UnboundedReceiver<Internal>) {
+        let _ = tokio::fs::create_dir_all(&self.cfg.media_dir).await;
+        files::clean_partials(&self.cfg.media_dir).await;
+        self.load_outbox();
+        let mut ws: Option<Ws> = None;
+        let mut connecting: Option<Connecting> = None;
+        loop {
+            self.pump(&mut ws, &mut connecting).await;
+            if self.quit || self.events.is_closed() {
+                break;
+            }
+            let deadline = self.session.poll_timeout().map(Instant::from_std);
+            tokio::select! {
+                biased;
+                req = rx.recv() => match req {
+                    Some(Request::Command(cmd, reply)) => {
+                        let r = self.on_command(cmd, &mut ws).await;
+                        if let Some(tx) = reply { let _ = tx.send(r); }
+                    }
+                    None => self.quit = true,
+                },
+                Some(msg) = internal_rx.recv() => self.on_internal(msg).await,
+                res = async { match connecting.as_mut() { Some(f) => f.await, None => std::future::pending().await } }, if connecting.is_some() => {
+                    connecting = None;
+                    match res {
+                        Ok(socket) => {
+                            info!(url = %policy::redact_url(self.url.as_str()), "connected");
+                            ws = Some(socket);
+                            self.session.handle_connected(now());
+                        }
+                        Err((status, reason)) => {
+                            warn!(%reason, ?status, "connect failed");
+                            self.session.handle_connect_failed(status, &reason, now());
+                        }
+                    }
+                }
+                msg = async { match ws.as_mut() { Some(s) => s.next().await, None => std::future::pending().await } }, if ws.is_some() => {
+                    self.on_socket(msg, &mut ws);
+                }
+                _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
+                    self.session.handle_timeout(now());
+                }
+            }
+        }
+        if let Some(mut s) = ws.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), s.close(None)).await;
+        }
+        for (_, h) in self.transfers.drain() {
+            h.abort();
+        }
+        debug!("engine stopped");
+    }
+
+    /// Carry out everything the session wants done, and deliver its events.
+    async fn pump(&mut self, ws: &mut Option<Ws>, connecting: &mut Option<Connecting>) {
+        loop {
+            let mut progressed = false;
+            while let Some(io) = self.session.poll_io(now()) {
+                progressed = true;
+                self.do_io(io, ws, connecting).await;
+            }
+            self.start_upload();
+            while let Some(ev) = self.session.poll_event() {
+                progressed = true;
+                self.emit(ev).await;
+            }
+            if !progressed {
+                break;
+            }
+        }
+    }
+
+    async fn do_io(&mut self, io: Io, ws: &mut Option<Ws>, connecting: &mut Option<Connecting>) {
+        match io {
+            Io::Connect => {
+                if let Some(mut old) = ws.take() {
+                    let _ = tokio::time::timeout(Duration::from_millis(500), old.close(None)).await;
+                }
+                let target = match self.cfg.dialect {
+                    Dialect::Adapter => self.url.clone(),
+                    Dialect::V3 => policy::v3_url_with_token(&self.url, self.cfg.token.expose()),
+                };
+                info!(url = %policy::redact_url(self.url.as_str()), "connecting");
+                *connecting = Some(Box::pin(dial(target, self.cfg.connect_timeout)));
+            }
+            Io::Send(text) => self.write(ws, Message::Text(text.into())).await,
+            Io::Ping(p) => self.write(ws, Message::Ping(p.into())).await,
+            Io::Close { code, reason } => {
+                if let Some(mut s) = ws.take() {
+                    let frame = CloseFrame { code: CloseCode::from(code), reason: reason.into() };
+                    let _ = tokio::time::timeout(Duration::from_millis(500), s.close(Some(frame))).await;
+                }
+            }
+            Io::Save { meta, bytes, session } => {
+                let dir = self.cfg.media_dir.clone();
+                match files::save_into(&dir, &meta.filename, &bytes).await {
+                    Ok(path) => self.emit(media_event(&meta, &path, bytes.len() as u64, session)).await,
+                    Err(e) => {
+                        self.emit(Event::Error {
+                            code: "disk".into(),
+                            text: format!("could not save {}: {e}", meta.filename),
+                            id: Some(meta.id),
+                        })
+                        .await
+                    }
+                }
+            }
+            Io::Download { meta, source, max_bytes, session } => self.start_download(meta, source, max_bytes, session),
+        }
+    }
+
+    async fn write(&mut self, ws: &mut Option<Ws>, msg: Message) {
+        let Some(s) = ws.as_mut() else { return };
+        if let Err(e) = s.send(msg).await {
+            warn!(error = %e, "write failed");
+            *ws = None;
+            self.session.handle_closed(None, &format!("write failed: {e}"), now());
+        }
+    }
+
+    fn on_socket(&mut self, msg: Option<Result<Message, tungstenite::Error>>, ws: &mut Option<Ws>) {
+        let t = now();
+        match msg {
+            Some(Ok(Message::Text(text))) => self.session.handle_text(text.as_str(), t),
+            Some(Ok(Message::Binary(_))) | Some(Ok(Message::Ping(_))) | Some(Ok(Message::Frame(_))) => {
+                self.session.handle_activity(t)
+            }
+            Some(Ok(Message::Pong(p))) => self.session.handle_pong(&p, t),
+            Some(Ok(Message::Close(frame))) => {
+                let (code, reason) =
+                    frame.map(|f| (Some(u16::from(f.code)), f.reason.to_string())).unwrap_or((None, String::new()));
+                info!(?code, %reason, "closed by peer");
+                *ws = None;
+                self.session.handle_closed(code, &reason, t);
+            }
+            Some(Err(e)) => {
+                warn!(error = %e, "socket error");
+                *ws = None;
+                self.session.handle_closed(None, &socket_error_text(&e), t);
+            }
+            None => {
+                *ws = None;
+                self.session.handle_closed(None, "connection lost", t);
+            }
+        }
+    }
+
+    async fn emit(&mut self, ev: Event) {
+        match &ev {
+            Event::Delivered { id } => {
+                if let Err(e) = self.persist.outbox_confirm(id) {
+                    warn!(%e, "outbox confirm failed");
+                }
+            }
+            Event::Rejected { id: Some(id), reason, .. } => {
+                let _ = self.persist.outbox_fail(id, reason);
+            }
+            _ => {}
+        }
+        self.persist.record(&ev);
+        let _ = self.events.send(ev).await;
+    }
+
+    // ------------------------------------------------------------------ commands
+
+    async fn on_command(&mut self, cmd: Command, ws: &mut Option<Ws>) -> Reply {
+        let name = cmd.name();
+        let result = match cmd {
+            Command::Text { text, reply_to, id, session } => {
+                let id = id.unwrap_or_else(new_id);
+                let rec =
+                    OutboxRecord { id, payload: Payload::Text { text, reply_to, session }, created_unix: unix_now() };
+                self.queue(rec).await
+            }
+            Command::File { path, caption, id, session } => self.queue_file(&path, caption, id, session, false).await,
+            Command::Audio { path, text, id, session } => self.queue_audio(&path, text, id, session).await,
+            Command::Prompt { prompt_id, option_id, text } => {
+                self.session.answer_prompt(&prompt_id, option_id.as_deref(), text.as_deref()).map(|()| None)
+            }
+            Command::Cancel { id } => {
+                let mut found = false;
+                if let Some(h) = self.transfers.remove(&id) {
+                    h.abort();
+                    found = true;
+                }
+                if self.uploading.as_deref() == Some(id.as_str()) {
+                    self.uploading = None;
+                }
+                let before = self.uploads.len();
+                self.uploads.retain(|r| r.id != id);
+                found |= before != self.uploads.len();
+                found |= self.session.cancel(&id);
+                if found {
+                    let _ = self.persist.outbox_fail(&id, "cancelled");
+                    self.emit(Event::Error {
+                        code: "cancelled".into(),
+                        text: "cancelled".into(),
+                        id: Some(id.clone()),
+                    })
+                    .await;
+                    Ok(Some(id))
+                } else {
+                    Err("nothing to cancel with this id".into())
+                }
+            }
+            Command::Reconnect => {
+                self.session.reconnect_now(now());
+                Ok(None)
+            }
+            Command::Quit => {
+                self.quit = true;
+                if let Some(s) = ws.as_mut() {
+                    let _ = tokio::time::timeout(Duration::from_secs(1), s.close(None)).await;
+                }
+                Ok(None)
+            }
+        };
+        if let Err(reason) = &result {
+            self.emit(Event::Rejected { cmd: name.into(), reason: reason.clone(), id: None }).await;
+        }
+        result
+    }
+
+    /// Validate, persist, then hand to the session (A-6: the outbox entry exists before anything is sent).
+    async fn queue(&mut self, rec: OutboxRecord) -> Reply {
+        let outgoing = self.outgoing_for(&rec)?;
+        if let Some(o) = &outgoing {
+            self.session.check(o)?;
+        }
+        self.persist.outbox_insert(&rec).map_err(|e| format!("could not queue the message: {e}"))?;
+        let id = rec.id.clone();
+        match outgoing {
+            Some(o) => self.session.submit(&id, rec.created_unix, o)?,
+            None => self.uploads.push_back(rec),
+        }
+        Ok(Some(id))
+    }
+
+    /// The session item for a record; `None` for a v3 file, which is uploaded over HTTP first.
+    fn outgoing_for(&self, rec: &OutboxRecord) -> Result<Option<Outgoing>, String> {
+        Ok(Some(match &rec.payload {
+            Payload::Text { text, reply_to, session } => {
+                Outgoing::Text { text: text.clone(), reply_to: reply_to.clone(), session: session.clone() }
+            }
+            Payload::File { .. } if self.cfg.dialect == Dialect::V3 => return Ok(None),
+            Payload::File { path, audio: true, caption, .. } => {
+                let wav = std::fs::read(path).map_err(|e| format!("could not read the recording: {e}"))?;
+                Outgoing::Audio { wav: Arc::from(wav), text: caption.clone() }
+            }
+            Payload::File { path, filename, mime, caption, .. } => {
+                let bytes = std::fs::read(path).map_err(|e| format!("could not read {filename}: {e}"))?;
+                Outgoing::Media {
+                    meta: UpMediaMeta {
+                        id: rec.id.clone(),
+                        kind: adapter_kind_for_mime(mime).into(),
+                        mime: mime.clone(),
+                        filename: filename.clone(),
+                        caption: caption.clone(),
+                    },
+                    bytes: Arc::from(bytes),
+                }
+            }
+        }))
+    }
+
+    async fn queue_file(
+        &mut self,
+        path: &str,
+        caption: Option<String>,
+        id: Option<String>,
+        session: Option<String>,
+        audio: bool,
+    ) -> Reply {
+        let src = PathBuf::from(path);
+        let meta = tokio::fs::metadata(&src).await.map_err(|e| format!("cannot read {path}: {e}"))?;
+        if !meta.is_file() {
+            return Err(format!("{path} is not a file"));
+        }
+        let limit = self.session.limits().max_media_bytes;
+        if meta.len() > limit {
+            return Err(format!(
+                "{} is {} bytes; the agent accepts at most {} bytes per file",
+                src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                meta.len(),
+                limit
+            ));
+        }
+        let filename =
+            safe_filename(&src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), None);
+        let mime = if audio { "audio/wav".to_string() } else { mime_for_path(&src) };
+        let id = id.unwrap_or_else(new_id);
+        // A copy in the outbox folder: the queued message survives the original being moved (nothing lost).
+        let dir = self.cfg.outbox_dir.join(safe_filename(&id, None));
+        tokio::fs::create_dir_all(&dir).await.map_err(|e| format!("cannot prepare the upload: {e}"))?;
+        let copy = dir.join(&filename);
+        tokio::fs::copy(&src, &copy).await.map_err(|e| format!("cannot prepare the upload: {e}"))?;
+        let rec = OutboxRecord {
+            id,
+            payload: Payload::File {
+                path: copy.to_string_lossy().into_owned(),
+                filename,
+                mime,
+                caption,
+                audio,
+                session,
+            },
+            created_unix: unix_now(),
+        };
+        let r = self.queue(rec).await;
+        if r.is_err() {
+            let _ = tokio::fs::remove_dir_all(&dir).await;
+        }
+        r
+    }
+
+    async fn queue_audio(
+        &mut self,
+        path: &str,
+        text: Option<String>,
+        id: Option<String>,
+        session: Option<String>,
+    ) -> Reply {
+        let raw = tokio::fs::read(path).await.map_err(|e| format!("cannot read {path}: {e}"))?;
+        // 16 kHz mono PCM16 WAV, whatever the input WAV was.
+        let wav = hermes_voice::wav::to_hermes_wav(&raw).map_err(|e| format!("{path}: {e}"))?;
+        let clips = hermes_voice::wav::split_wav(&wav, hermes_protocol::session::MAX_AUDIO_BYTES)
+            .map_err(|e| format!("{path}: {e}"))?;
+        let base = id.unwrap_or_else(new_id);
+        let tmp = tempdir_in(&self.cfg.outbox_dir).await?;
+        let mut first = None;
+        for (i, clip) in clips.iter().enumerate() {
+            // longer recordings become several messages.
+            let id = if i == 0 { base.clone() } else { format!("{base}-{}", i + 1) };
+            let p = tmp.join(format!("voice-{}.wav", i + 1));
+            tokio::fs::write(&p, clip).await.map_err(|e| format!("cannot prepare the recording: {e}"))?;
+            let text = if i == 0 { text.clone() } else { None };
+            let r = self.queue_file(&p.to_string_lossy(), text, Some(id), session.clone(), true).await?;
+            first = first.or(r);
+        }
+        let _ = tokio::fs::remove_dir_all(&tmp).await;
+        Ok(first)
+    }
+
+    fn load_outbox(&mut self) {
+        let pending = match self.persist.outbox_pending() {
+            Ok(p) => p,
+            Err(e) => {
+                warn!(%e, "could not load the outbox");
+                return;
+            }
+        };
+        for rec in pending {
+            let id = rec.id.clone();
+            let res = self.outgoing_for(&rec).and_then(|o| match o {
+                Some(o) => self.session.submit(&id, rec.created_unix, o),
+                None => {
+                    self.uploads.push_back(rec.clone());
+                    Ok(())
+                }
+            });
+            if let Err(reason) = res {
+                let _ = self.persist.outbox_fail(&id, &reason);
+                let _ = self.events.try_send(Event::Rejected { cmd: rec.payload.kind().into(), reason, id: Some(id) });
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ transfers
+
+    fn start_download(&mut self, meta: MediaMeta, source: DownloadSource, max_bytes: u64, session: Option<String>) {
+        let (url, bearer) = match &source {
+            DownloadSource::Url(u) => match Url::parse(u) {
+                // an agent-given URL gets no credentials.
+                Ok(u) => (u, None),
+                Err(_) => {
+                    let _ = self.internal.send(Internal::DownloadFailed {
+                        id: meta.id.clone(),
+                        error: HttpError::Scheme("invalid url".into()),
+                    });
+                    return;
+                }
+            },
+            DownloadSource::V3Media(media_id) => {
+                let origin = policy::http_origin(&self.url);
+                let Ok(u) = origin.join(&format!("media/{}", urlencode(media_id))) else { return };
+                (u, Some(self.cfg.token.expose().to_string()))
+            }
+        };
+        let http = self.http.clone();
+        let tx = self.internal.clone();
+        let dir = self.cfg.media_dir.clone();
+        let id = meta.id.clone();
+        let task = tokio::spawn(async move {
+            let ptx = tx.clone();
+            let pid = meta.id.clone();
+            let mut last = 0u64;
+            let res = http
+                .download(&url, bearer.as_deref(), max_bytes, &dir, &meta.filename, move |done, total| {
+                    if done == total || done - last >= 256 * 1024 {
+                        last = done;
+                        let _ = ptx.send(Internal::Event(Event::Progress {
+                            id: pid.clone(),
+                            direction: Direction::Down,
+                            done,
+                            total,
+                        }));
+                    }
+                })
+                .await;
+            let _ = tx.send(match res {
+                Ok((path, size)) => Internal::Downloaded { meta, path, size, session },
+                Err(error) => Internal::DownloadFailed { id: meta.id, error },
+            });
+        });
+        self.transfers.insert(id, task.abort_handle());
+    }
+
+    /// v3: start the next HTTP upload when connected (G-9), one at a time, in order.
+    fn start_upload(&mut self) {
+        if self.uploading.is_some() || !self.session.is_ready() {
+            return;
+        }
+        let Some(rec) = self.uploads.front().cloned() else { return };
+        let Payload::File { path, filename, mime, .. } = &rec.payload else {
+            self.uploads.pop_front();
+            return;
+        };
+        let (path, filename, mime) = (PathBuf::from(path), filename.clone(), mime.clone());
+        let origin = policy::http_origin(&self.url);
+        let token = self.cfg.token.expose().to_string();
+        let http = self.http.clone();
+        let tx = self.internal.clone();
+        let id = rec.id.clone();
+        self.uploading = Some(id.clone());
+        let task = tokio::spawn(async move {
+            let ptx = tx.clone();
+            let pid = id.clone();
+            let res = http
+                .upload(&origin, &token, &path, &filename, &mime, move |done, total| {
+                    let _ = ptx.send(Internal::Event(Event::Progress {
+                        id: pid.clone(),
+                        direction: Direction::Up,
+                        done,
+                        total,
+                    }));
+                })
+                .await;
+            let _ = tx.send(match res {
+                Ok(up) => {
+                    let size = up.size.unwrap_or_else(|| std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
+                    let media =
+                        describe(&path, &up.media_id, up.name.unwrap_or(filename), up.mime.unwrap_or(mime), size);
+                    Internal::Uploaded { rec, media }
+                }
+                Err(error) => Internal::UploadFailed { id, error },
+            });
+        });
+        if let Some(id) = self.uploading.clone() {
+            self.transfers.insert(id, task.abort_handle());
+        }
+    }
+
+    async fn on_internal(&mut self, msg: Internal) {
+        match msg {
+            Internal::Event(ev) => self.emit(ev).await,
+            Internal::Downloaded { meta, path, size, session } => {
+                self.transfers.remove(&meta.id);
+                self.emit(media_event(&meta, &path, size, session)).await;
+            }
+            Internal::DownloadFailed { id, error } => {
+                self.transfers.remove(&id);
+                self.emit(Event::Error {
+                    code: error.code().into(),
+                    text: format!("download failed: {error}"),
+                    id: Some(id),
+                })
+                .await;
+            }
+            Internal::Uploaded { rec, media } => {
+                self.transfers.remove(&rec.id);
+                self.uploading = None;
+                if self.uploads.front().is_some_and(|r| r.id == rec.id) {
+                    self.uploads.pop_front();
+                }
+                let (caption, session) = match &rec.payload {
+                    Payload::File { caption, session, .. } => (caption.clone(), session.clone()),
+                    Payload::Text { .. } => (None, None),
+                };
+                if let Err(reason) =
+                    self.session.submit(&rec.id, rec.created_unix, Outgoing::V3Media { session, caption, media })
+                {
+                    self.emit(Event::Rejected { cmd: "file".into(), reason, id: Some(rec.id) }).await;
+                }
+            }
+            Internal::UploadFailed { id, error } => {
+                self.transfers.remove(&id);
+                self.uploading = None;
+                match error {
+                    // retried after the next connection; the rest refuse the file for good
+                    HttpError::Network(_) | HttpError::Status { status: 500..=599 } => {
+                        self.emit(Event::Error {
+                            code: "upload_failed".into(),
+                            text: format!("upload failed, will retry: {error}"),
+                            id: Some(id),
+                        })
+                        .await;
+                    }
+                    _ => {
+                        self.uploads.retain(|r| r.id != id);
+                        self.emit(Event::Rejected { cmd: "file".into(), reason: error.to_string(), id: Some(id) })
+                            .await;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn media_event(meta: &MediaMeta, path: &Path, size: u64, session: Option<String>) -> Event {
+    Event::Media {
+        id: meta.id.clone(),
+        kind: meta.kind.clone(),
+        mime: meta.mime.clone(),
+        filename: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| meta.filename.clone()),
+        caption: meta.caption.clone(),
+        path: path.to_string_lossy().into_owned(),
+        size,
+        session,
+    }
+}
+
+/// G-4b: fill what can be read from the file (image size from its header, a WAV's duration).
+fn describe(path: &Path, media_id: &str, name: String, mime: String, size: u64) -> MediaDescriptor {
+    let mut d = MediaDescriptor {
+        id: media_id.into(),
+        name: Some(name),
+        mime,
+        size,
+        width: None,
+        height: None,
+        duration: None,
+    };
+    if d.mime == "audio/wav" || d.mime == "audio/x-wav" {
+        d.name = None; // voice carries no name (§4)
+        d.duration = std::fs::read(path).ok().and_then(|b| hermes_voice::wav::duration_secs(&b));
+    } else if d.mime.starts_with("image/")
+        && let Ok(b) = std::fs::read(path)
+        && let Some((w, h)) = image_size(&b)
+    {
+        d.width = Some(w);
+        d.height = Some(h);
+    }
+    d
+}
+
+/// Width and height from a PNG, GIF or JPEG header.
+pub fn image_size(b: &[u8]) -> Option<(u32, u32)> {
+    if b.len() >= 24 && b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        let w = u32::from_be_bytes(b[16..20].try_into().ok()?);
+        let h = u32::from_be_bytes(b[20..24].try_into().ok()?);
+        return Some((w, h));
+    }
+    if b.len() >= 10 && (b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")) {
+        return Some((u16::from_le_bytes([b[6], b[7]]) as u32, u16::from_le_bytes([b[8], b[9]]) as u32));
+    }
+    if b.len() >= 4 && b[0] == 0xFF && b[1] == 0xD8 {
+        let mut i = 2;
+        while i + 9 < b.len() {
+            if b[i] != 0xFF {
+                return None;
+            }
+            let marker = b[i + 1];
+            let len = u16::from_be_bytes([b[i + 2], b[i + 3]]) as usize;
+            if matches!(marker, 0xC0..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF) {
+                let h = u16::from_be_bytes([b[i + 5], b[i + 6]]) as u32;
+                let w = u16::from_be_bytes([b[i + 7], b[i + 8]]) as u32;
+                return Some((w, h));
+            }
+            i += 2 + len;
+        }
+    }
+    None
+}
+
+fn urlencode(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+fn new_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+async fn tempdir_in(dir: &Path) -> Result<PathBuf, String> {
+    let p = dir.join(format!(".rec-{}", new_id()));
+    tokio::fs::create_dir_all(&p).await.map_err(|e| format!("cannot prepare the recording: {e}"))?;
+    Ok(p)
+}
+
+fn socket_error_text(e: &tungstenite::Error) -> String {
+    match e {
+        tungstenite::Error::Capacity(c) => format!("frame too large: {c}"),
+        tungstenite::Error::Protocol(p) => format!("protocol error: {p}"),
+        tungstenite::Error::Io(io) => format!("network error: {io}"),
+        other => other.to_string(),
+    }
+}
+
+/// Open the WebSocket (TLS through the shared rustls config). Frames over 16 MiB are refused.
+async fn dial(url: Url, timeout: Duration) -> Result<Ws, (Option<u16>, String)> {
+    let cfg = WebSocketConfig::default()
+        .max_message_size(Some(hermes_protocol::adapter::MAX_FRAME_BYTES + 64 * 1024))
+        .max_frame_size(Some(hermes_protocol::adapter::MAX_FRAME_BYTES + 64 * 1024));
+    let connector = Connector::Rustls(crate::tls::client_config());
+    let fut = tokio_tungstenite::connect_async_tls_with_config(url.as_str(), Some(cfg), false, Some(connector));
+    match tokio::time::timeout(timeout, fut).await {
+        Err(_) => Err((None, format!("no answer within {} s", timeout.as_secs()))),
+        Ok(Err(tungstenite::Error::Http(resp))) => {
+            let status = resp.status().as_u16();
+            Err((Some(status), format!("the server refused the connection (HTTP {status})")))
+        }
+        Ok(Err(e)) => Err((None, socket_error_text(&e))),
+        Ok(Ok((ws, _))) => Ok(ws),
+    }
+}

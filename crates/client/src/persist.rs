@@ -1,0 +1,96 @@
+//! Where the engine keeps its outbox (A-6, G-10): written before anything is sent, so a crash or restart loses
+//! nothing. The SQLite-backed implementation lives beside the store; [`MemoryPersist`] serves tests and
+//! throw-away sessions.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use hermes_protocol::Event;
+
+/// One durable outbox entry: enough to rebuild the frame after a restart.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutboxRecord {
+    /// The wire id, the same on every resend.
+    pub id: String,
+    pub payload: Payload,
+    pub created_unix: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Payload {
+    Text {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+    /// A file (or a WAV clip when `audio`), copied into the app's outbox folder before queueing.
+    File {
+        path: String,
+        filename: String,
+        mime: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caption: Option<String>,
+        #[serde(default)]
+        audio: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+}
+
+impl Payload {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Payload::Text { .. } => "text",
+            Payload::File { audio: true, .. } => "audio",
+            Payload::File { .. } => "media",
+        }
+    }
+}
+
+/// The engine's durable side. Calls are short and synchronous (SQLite on a local disk).
+pub trait Persist: Send + 'static {
+    /// Write an entry before it is sent. An error means nothing is sent (the user is told).
+    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String>;
+    /// Entries not yet confirmed, in original order (loaded at start).
+    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String>;
+    /// The server confirmed it: never resent.
+    fn outbox_confirm(&mut self, id: &str) -> Result<(), String>;
+    /// Refused for good or cancelled: kept out of the queue with the reason.
+    fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String>;
+    /// Every event, for history (messages, media index). Default: nothing.
+    fn record(&mut self, _event: &Event) {}
+}
+
+/// An in-memory outbox (no durability).
+#[derive(Debug, Default)]
+pub struct MemoryPersist {
+    entries: BTreeMap<u64, OutboxRecord>,
+    next: u64,
+    pub failed: Vec<(String, String)>,
+}
+
+impl Persist for MemoryPersist {
+    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String> {
+        if !self.entries.values().any(|r| r.id == rec.id) {
+            self.entries.insert(self.next, rec.clone());
+            self.next += 1;
+        }
+        Ok(())
+    }
+    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String> {
+        Ok(self.entries.values().cloned().collect())
+    }
+    fn outbox_confirm(&mut self, id: &str) -> Result<(), String> {
+        self.entries.retain(|_, r| r.id != id);
+        Ok(())
+    }
+    fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String> {
+        self.entries.retain(|_, r| r.id != id);
+        self.failed.push((id.to_string(), reason.to_string()));
+        Ok(())
+    }
+}

@@ -1,0 +1,241 @@
+//! The SQLite side of the engine: the durable outbox and the history (messages, media index) written from the
+//! one event model, so the CLI and the app keep the same records.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use hermes_protocol::Event;
+use hermes_store::{
+    Assembly, Delivery, Direction, MediaEntry, MediaOrigin, Message, MessageError, NewOutboxEntry, OutboxKind, Store,
+    now_ms,
+};
+use sha2::{Digest as _, Sha256};
+use tracing::warn;
+
+use crate::persist::{OutboxRecord, Payload, Persist};
+
+/// [`Persist`] on the store, for one profile. The store is shared (the app reads history from it too).
+pub struct StorePersist {
+    store: Arc<Mutex<Store>>,
+    profile_id: String,
+    /// Adapter: the profile's one conversation. v3: the default one.
+    default_conversation: String,
+    media_dir: PathBuf,
+    /// server id → local id of incoming messages, so edits upsert one row without a lookup each time.
+    incoming: HashMap<String, String>,
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+impl StorePersist {
+    pub fn new(store: Arc<Mutex<Store>>, profile_id: &str, default_conversation: &str, media_dir: &Path) -> Self {
+        StorePersist {
+            store,
+            profile_id: profile_id.into(),
+            default_conversation: default_conversation.into(),
+            media_dir: media_dir.into(),
+            incoming: HashMap::new(),
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Store) -> hermes_store::Result<T>) -> Result<T, String> {
+        let guard = self.store.lock().map_err(|_| "the store lock is poisoned".to_string())?;
+        f(&guard).map_err(err)
+    }
+
+    /// The conversation of a v3 session (created if the agent speaks in one we do not know), else the default.
+    fn conversation_for(&self, store: &Store, session: Option<&str>) -> hermes_store::Result<String> {
+        let Some(session) = session else { return Ok(self.default_conversation.clone()) };
+        let convs = store.conversations(&self.profile_id)?;
+        if let Some(c) = convs.iter().find(|c| c.session == session) {
+            return Ok(c.id.clone());
+        }
+        // adapter (one conversation), or a v3 session we do not know (the agent answers in ours): the default
+        Ok(self.default_conversation.clone())
+    }
+
+    fn incoming_text(
+        &mut self,
+        server_id: &str,
+        text: &str,
+        final_: bool,
+        reply_to: Option<&str>,
+        session: Option<&str>,
+    ) {
+        let local = self.incoming.get(server_id).cloned();
+        let res = self.with(|s| {
+            let conv = self.conversation_for(s, session)?;
+            let existing = match &local {
+                Some(id) => s.message_get(id)?,
+                None => s.message_by_server_id(&conv, server_id)?,
+            };
+            let now = now_ms();
+            let m = match existing {
+                Some(mut m) => {
+                    m.text = text.to_string();
+                    m.edit_count += 1;
+                    m.assembly = if final_ { Assembly::Final } else { Assembly::Streaming };
+                    m.updated_at = now;
+                    m
+                }
+                None => {
+                    let mut m = Message::new(&conv, Direction::In, text, now);
+                    m.server_id = Some(server_id.to_string());
+                    m.reply_to = reply_to.map(str::to_string);
+                    m.assembly = if final_ { Assembly::Final } else { Assembly::Streaming };
+                    m
+                }
+            };
+            s.message_upsert(&m)?;
+            Ok(m.id)
+        });
+        match res {
+            Ok(id) => {
+                if final_ {
+                    self.incoming.remove(server_id);
+                } else {
+                    self.incoming.insert(server_id.to_string(), id);
+                }
+            }
+            Err(e) => warn!(%e, "could not record a reply"),
+        }
+    }
+
+    fn incoming_media(&mut self, ev: &Event) -> Result<(), String> {
+        let Event::Media { id, kind: _, mime, filename, caption, path, size, session } = ev else { return Ok(()) };
+        let bytes = std::fs::read(path).map_err(err)?;
+        let sha = hex::encode(Sha256::digest(&bytes));
+        let rel = Path::new(path)
+            .strip_prefix(&self.media_dir)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|_| PathBuf::from(filename));
+        let profile_id = self.profile_id.clone();
+        self.with(|s| {
+            s.atomically(|s| {
+                let conv = self.conversation_for(s, session.as_deref())?;
+                let mut m = Message::new(&conv, Direction::In, caption.as_deref().unwrap_or(""), now_ms());
+                m.server_id = Some(format!("media:{id}"));
+                let media_id = hermes_store::new_id();
+                m.attachments = vec![media_id.clone()];
+                s.message_upsert(&m)?;
+                s.media_insert(&MediaEntry {
+                    id: media_id,
+                    profile_id: profile_id.clone(),
+                    message_id: Some(m.id.clone()),
+                    path: rel.to_string_lossy().into_owned(),
+                    sha256: sha.clone(),
+                    mime: mime.clone().unwrap_or_else(|| "application/octet-stream".into()),
+                    size: *size,
+                    filename: Some(filename.clone()),
+                    origin: MediaOrigin::Received,
+                    created_at: now_ms(),
+                })
+            })
+        })
+    }
+}
+
+impl Persist for StorePersist {
+    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String> {
+        let payload = serde_json::to_value(rec).map_err(err)?;
+        let kind = match rec.payload.kind() {
+            "text" => OutboxKind::Text,
+            "audio" => OutboxKind::Audio,
+            _ => OutboxKind::Media,
+        };
+        let (text, session) = match &rec.payload {
+            Payload::Text { text, session, .. } => (text.clone(), session.clone()),
+            Payload::File { filename, caption, session, .. } => {
+                (caption.clone().unwrap_or_else(|| filename.clone()), session.clone())
+            }
+        };
+        let profile_id = self.profile_id.clone();
+        self.with(|s| {
+            s.atomically(|s| {
+                let conv = self.conversation_for(s, session.as_deref())?;
+                // the outbox entry and the local echo: both or neither
+                s.outbox_insert(&NewOutboxEntry {
+                    id: rec.id.clone(),
+                    profile_id: profile_id.clone(),
+                    conversation_id: conv.clone(),
+                    kind,
+                    payload: payload.clone(),
+                })?;
+                let mut m = Message::new(&conv, Direction::Out, &text, rec.created_unix * 1000);
+                m.id = rec.id.clone();
+                if let Payload::Text { reply_to, .. } = &rec.payload {
+                    m.reply_to = reply_to.clone();
+                }
+                s.message_upsert(&m)
+            })
+        })
+    }
+
+    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String> {
+        let entries = self.with(|s| {
+            s.outbox_requeue_in_flight(&self.profile_id)?;
+            s.outbox_pending(&self.profile_id)
+        })?;
+        Ok(entries.into_iter().filter_map(|e| serde_json::from_value(e.payload).ok()).collect())
+    }
+
+    fn outbox_confirm(&mut self, id: &str) -> Result<(), String> {
+        self.with(|s| {
+            s.atomically(|s| {
+                s.outbox_confirm(id)?;
+                if s.message_get(id)?.is_some() {
+                    s.message_set_delivery(id, Delivery::Delivered)?;
+                }
+                Ok(())
+            })
+        })
+    }
+
+    fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String> {
+        self.with(|s| {
+            s.atomically(|s| {
+                if s.outbox_get(id)?.is_some() {
+                    s.outbox_fail(id, reason)?;
+                }
+                if s.message_get(id)?.is_some() {
+                    s.message_set_delivery(id, Delivery::Failed)?;
+                    s.message_set_error(id, Some(&MessageError { code: "not_sent".into(), text: reason.into() }))?;
+                }
+                Ok(())
+            })
+        })
+    }
+
+    fn record(&mut self, event: &Event) {
+        let res = match event {
+            Event::Sent { id } => self.with(|s| {
+                if s.outbox_get(id)?.is_some() {
+                    s.outbox_mark_in_flight(id)?;
+                }
+                if s.message_get(id)?.is_some() {
+                    s.message_set_delivery(id, Delivery::Sent)?;
+                }
+                Ok(())
+            }),
+            Event::Message { id, text, final_, reply_to, session } => {
+                self.incoming_text(id, text, *final_, reply_to.as_deref(), session.as_deref());
+                Ok(())
+            }
+            Event::Media { .. } => self.incoming_media(event),
+            Event::Error { code, text, id: Some(id) } => self.with(|s| {
+                if s.message_get(id)?.is_some() {
+                    s.message_set_error(id, Some(&MessageError { code: code.clone(), text: text.clone() }))?;
+                }
+                Ok(())
+            }),
+            Event::Disconnected { .. } => self.with(|s| s.outbox_requeue_in_flight(&self.profile_id).map(|_| ())),
+            _ => Ok(()),
+        };
+        if let Err(e) = res {
+            warn!(%e, "could not record an event");
+        }
+    }
+}
