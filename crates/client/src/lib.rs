@@ -6,6 +6,7 @@
 pub mod engine;
 pub mod files;
 pub mod http;
+pub mod keychain;
 pub mod persist;
 pub mod policy;
 pub mod recorder;
