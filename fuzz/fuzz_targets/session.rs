@@ -112,8 +112,8 @@ fuzz_target!(|input: Input| {
     let mut s = Session::new(cfg, now);
     let mut pings: Vec<Vec<u8>> = Vec::new();
     for op in input.ops.into_iter().take(200) {
-        // A-4 / G-3: once denied, only an explicit reconnect (settings changed, user asked) leaves that state
-        let denied_before = s.is_denied() && !matches!(op, Op::Reconnect);
+        // A-4 / G-3: once denied, nothing leaves that state (new settings make a new session)
+        let denied_before = s.is_denied();
         match op {
             Op::Connected => s.handle_connected(now),
             Op::ConnectFailed(status) => s.handle_connect_failed(status, "failed", now),

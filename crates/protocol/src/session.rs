@@ -356,10 +356,11 @@ impl Session {
         self.drop_connection(&why, now, false);
     }
 
-    /// The network came back or the machine woke up, or the user asked: try now.
+    /// The network came back or the machine woke up, or the user asked: try now (not after access denied).
     pub fn reconnect_now(&mut self, now: Instant) {
         match self.state {
-            State::Idle { .. } | State::Denied => {
+            // access denied stays denied; only new settings (a new session) try again.
+            State::Idle { .. } => {
                 self.state = State::Idle { retry_at: Some(now) };
                 self.handle_timeout(now);
             }
@@ -394,6 +395,10 @@ impl Session {
     // ---------------------------------------------------------------- inputs: frames
 
     pub fn handle_text(&mut self, text: &str, now: Instant) {
+        // Frames read from a socket we already gave up on are stale: drop them.
+        if !matches!(self.state, State::AwaitReady { .. } | State::Ready) {
+            return;
+        }
         self.handle_activity(now);
         match self.cfg.dialect {
             Dialect::Adapter => match adapter::decode_down(text) {

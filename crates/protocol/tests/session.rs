@@ -1166,3 +1166,18 @@ fn a19_a_text_that_encodes_over_16_mib_is_refused_before_sending() {
         }
     }
 }
+
+#[test]
+fn a4_reconnect_now_does_not_leave_access_denied_and_stale_frames_are_dropped() {
+    let t0 = Instant::now();
+    let mut s = adapter_ready(json!({}), t0);
+    s.handle_closed(Some(1008), "denied", t0);
+    events(&mut s);
+    // the OS says the network is back: still denied, no connect
+    s.reconnect_now(t0 + secs(1));
+    assert!(s.is_denied());
+    assert!(!ios(&mut s, t0 + secs(1)).contains(&Io::Connect));
+    // a frame read from the old socket after the close produces nothing
+    s.handle_text(r#"{"t":"message","id":"late","text":"x","final":true}"#, t0 + secs(2));
+    assert!(events(&mut s).is_empty());
+}
