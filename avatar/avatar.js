@@ -1,0 +1,573 @@
+/*
+ * Hermes default avatar — implements the contract of spec A-26:
+ *
+ *   window.hermesAvatar.setState(state)        'idle' | 'thinking' | 'speaking' | 'listening' (unknown → 'idle')
+ *   window.hermesAvatar.speak(text)            show a line of the agent in a speech bubble, move the mouth
+ *   window.hermesAvatar.setVolume(level)       microphone level while recording, 0..1
+ *   window.hermesAvatar.setSpeechLevel(level)  optional: envelope of the agent's voice, 0..1, for lip-sync
+ *
+ * The API object exists as soon as this file has run (it is loaded synchronously in <head>); calls made before the
+ * document is parsed are remembered and applied on DOMContentLoaded. Text from the agent is hostile: it is only
+ * ever assigned with textContent. No network, no eval, no innerHTML.
+ */
+(function () {
+  'use strict';
+
+  var STATES = ['idle', 'thinking', 'speaking', 'listening'];
+  var MIC_FRESH_MS = 1200; // setVolume() calls this recent mean "the user is talking"
+  var SPEECH_FRESH_MS = 300; // setSpeechLevel() calls this recent drive the mouth instead of the procedural one
+  var MAX_TEXT = 4000; // longer lines are cut (with an ellipsis) — the bubble is not a transcript
+
+  var model = {
+    state: 'idle',
+    micLevel: 0,
+    micAt: -Infinity,
+    speechLevel: 0,
+    speechAt: -Infinity,
+    text: '',
+    textSeq: 0,
+    talkUntil: 0,
+  };
+
+  var dom = null; // set by init()
+  var reducedMotion = false;
+
+  function now() {
+    return window.performance && typeof window.performance.now === 'function' ? window.performance.now() : Date.now();
+  }
+
+  function clamp01(value) {
+    var n = typeof value === 'number' ? value : typeof value === 'string' ? parseFloat(value) : NaN;
+    if (!isFinite(n) || n <= 0) return 0;
+    return n >= 1 ? 1 : n;
+  }
+
+  function normaliseState(value) {
+    if (typeof value !== 'string') return 'idle';
+    var s = value.trim().toLowerCase();
+    return STATES.indexOf(s) >= 0 ? s : 'idle';
+  }
+
+  function micFresh(t) {
+    return t - model.micAt < MIC_FRESH_MS;
+  }
+
+  function talking(t) {
+    return model.state === 'speaking' || t < model.talkUntil;
+  }
+
+  /* The visual pose: the app's state, refined by what is going on (setVolume while idle looks like listening,
+     speak() while idle or thinking looks like speaking until the line has been "said"). */
+  function currentPose(t) {
+    var s = model.state;
+    if (s === 'idle' && micFresh(t)) return 'listening';
+    if ((s === 'idle' || s === 'thinking') && t < model.talkUntil) return 'speaking';
+    return s;
+  }
+
+  /* ------------------------------------------------------------------------------------------------------------ */
+  /* public API                                                                                                    */
+
+  var api = {
+    setState: function (state) {
+      model.state = normaliseState(state);
+      if (model.state !== 'speaking') model.talkUntil = 0;
+      if (dom) {
+        applyPose();
+        if (model.state !== 'speaking') bubbleMaybeHideSoon();
+      }
+    },
+    speak: function (text) {
+      var s = '';
+      if (typeof text === 'string') s = text;
+      else if (text != null) {
+        try {
+          s = String(text);
+        } catch (e) {
+          s = '';
+        }
+      }
+      if (s.length > MAX_TEXT) s = s.slice(0, MAX_TEXT - 1) + '\u2026';
+      model.text = s;
+      model.textSeq += 1;
+      var spoken = s.replace(/\s+/g, ' ').trim().length;
+      // ~15 characters per second is a typical TTS pace; the mouth moves for that long
+      model.talkUntil = spoken ? now() + Math.min(15000, Math.max(900, spoken * 65)) : 0;
+      if (dom) {
+        renderBubble();
+        applyPose();
+      }
+    },
+    setVolume: function (level) {
+      model.micLevel = clamp01(level);
+      model.micAt = now();
+      if (dom) applyVolume();
+    },
+    setSpeechLevel: function (level) {
+      model.speechLevel = clamp01(level);
+      model.speechAt = now();
+      if (dom) applyPose();
+    },
+  };
+
+  try {
+    Object.freeze(api);
+    Object.defineProperty(window, 'hermesAvatar', { value: api, enumerable: true, configurable: false, writable: false });
+  } catch (e) {
+    window.hermesAvatar = api;
+  }
+
+  /* ------------------------------------------------------------------------------------------------------------ */
+  /* pose, volume                                                                                                  */
+
+  var poseTimer = 0;
+
+  function applyPose() {
+    var t = now();
+    var pose = currentPose(t);
+    var root = dom.root;
+    if (root.getAttribute('data-state') !== model.state) root.setAttribute('data-state', model.state);
+    if (root.getAttribute('data-pose') !== pose) root.setAttribute('data-pose', pose);
+    if (t < model.talkUntil) root.setAttribute('data-talking', '');
+    else root.removeAttribute('data-talking');
+
+    // wake up again when a derived pose (listening from the mic, speaking from speak()) runs out
+    clearTimeout(poseTimer);
+    var next = Infinity;
+    if (micFresh(t)) next = Math.min(next, model.micAt + MIC_FRESH_MS - t);
+    if (t < model.talkUntil) next = Math.min(next, model.talkUntil - t);
+    if (next !== Infinity) poseTimer = setTimeout(applyPose, Math.ceil(next) + 20);
+
+    ensureLoop();
+  }
+
+  function applyVolume() {
+    dom.root.style.setProperty('--level', String(Math.round(model.micLevel * 1000) / 1000));
+    applyPose();
+  }
+
+  /* ------------------------------------------------------------------------------------------------------------ */
+  /* the animation loop: runs only while something moves (mouth, glow, orbit), then stops                          */
+
+  var MOUTH_X = 100;
+  var MOUTH_Y = 152;
+  var REST = { open: 0, width: 9, smile: 4.5, shift: 0 };
+
+  var cur = { open: 0, width: 9, smile: 4.5, shift: 0, glow: 0, glowScale: 0.9 };
+  var rafId = 0;
+  var lastFrame = 0;
+  var lastPath = '';
+  var orbitPhase = 0;
+
+  // procedural speech: syllables with random length and loudness, grouped into words
+  var syl = { start: 0, end: 0, peak: 0, width: 9, gap: true, left: 0 };
+
+  function nextSyllable(t) {
+    syl.start = t;
+    if (syl.left <= 0) {
+      syl.gap = true;
+      syl.end = t + 70 + Math.random() * 190;
+      syl.left = 1 + Math.floor(Math.random() * 4);
+      return;
+    }
+    syl.gap = false;
+    syl.left -= 1;
+    syl.end = t + 95 + Math.random() * 140;
+    syl.peak = 0.35 + Math.random() * 0.65;
+    syl.width = 7 + Math.random() * 4.5;
+  }
+
+  function proceduralOpen(t) {
+    if (t >= syl.end || t < syl.start) nextSyllable(t);
+    if (syl.gap) return { open: 0.04, width: 8.5 };
+    var u = (t - syl.start) / (syl.end - syl.start);
+    return { open: syl.peak * Math.pow(Math.sin(Math.PI * u), 0.8), width: syl.width };
+  }
+
+  function targets(t, pose) {
+    var tg = { open: REST.open, width: REST.width, smile: REST.smile, shift: 0, glow: 0, glowScale: 0.9 };
+    if (pose === 'thinking') {
+      tg.open = 0.05;
+      tg.width = 4.2;
+      tg.smile = -0.5;
+      tg.shift = 5;
+      tg.glow = reducedMotion ? 0.4 : 0.33 + 0.12 * Math.sin(t / 450);
+      tg.glowScale = 0.95;
+    } else if (pose === 'listening') {
+      var lv = model.micLevel;
+      tg.open = 0.14 + 0.5 * lv;
+      tg.width = 5 + 2.5 * lv;
+      tg.smile = 2.5;
+      tg.glow = 0.3 + 0.7 * lv;
+      tg.glowScale = 0.86 + 0.24 * lv;
+    } else if (pose === 'speaking') {
+      var m;
+      if (t - model.speechAt < SPEECH_FRESH_MS) {
+        m = { open: model.speechLevel, width: 8 + 2.5 * model.speechLevel + Math.sin(t / 130) * 0.8 };
+      } else if (reducedMotion) {
+        m = { open: 0.32, width: 9 };
+      } else {
+        m = proceduralOpen(t);
+      }
+      tg.open = m.open;
+      tg.width = m.width;
+      tg.smile = 5;
+      tg.glow = 0.14 + 0.4 * m.open;
+      tg.glowScale = 0.9 + 0.08 * m.open;
+    }
+    return tg;
+  }
+
+  function mouthPath(open, width, smile, shift) {
+    var cx = MOUTH_X + shift;
+    var y = MOUTH_Y;
+    var w = width;
+    var k = smile * 0.75; // depth of the smile curve (cubic control points)
+    var top = k - open * 3.5;
+    var bottom = k + open * 21;
+    var c = w * 0.62;
+    function f(n) {
+      return (Math.round(n * 10) / 10).toString();
+    }
+    return (
+      'M' + f(cx - w) + ' ' + f(y) +
+      ' C' + f(cx - c) + ' ' + f(y + top) + ' ' + f(cx + c) + ' ' + f(y + top) + ' ' + f(cx + w) + ' ' + f(y) +
+      ' C' + f(cx + c) + ' ' + f(y + bottom) + ' ' + f(cx - c) + ' ' + f(y + bottom) + ' ' + f(cx - w) + ' ' + f(y) +
+      ' Z'
+    );
+  }
+
+  function ease(currentValue, target, dt, tau) {
+    return currentValue + (target - currentValue) * (1 - Math.exp(-dt / tau));
+  }
+
+  function frame(ts) {
+    rafId = 0;
+    var t = now();
+    var dt = lastFrame ? Math.min(100, Math.max(1, t - lastFrame)) : 16;
+    lastFrame = t;
+    var pose = currentPose(t);
+    if (dom.root.getAttribute('data-pose') !== pose) applyPose();
+
+    var tg = targets(t, pose);
+    var fast = reducedMotion ? 1 : 0; // reduced motion: jump to the pose, no tweening
+    cur.open = fast ? tg.open : ease(cur.open, tg.open, dt, tg.open > cur.open ? 35 : 55);
+    cur.width = fast ? tg.width : ease(cur.width, tg.width, dt, 70);
+    cur.smile = fast ? tg.smile : ease(cur.smile, tg.smile, dt, 120);
+    cur.shift = fast ? tg.shift : ease(cur.shift, tg.shift, dt, 160);
+    cur.glow = ease(cur.glow, tg.glow, dt, pose === 'listening' ? 60 : 180);
+    cur.glowScale = fast ? tg.glowScale : ease(cur.glowScale, tg.glowScale, dt, 90);
+
+    var d = mouthPath(cur.open, cur.width, cur.smile, cur.shift);
+    if (d !== lastPath) {
+      lastPath = d;
+      dom.mouth.setAttribute('d', d);
+      dom.mouth.setAttribute('data-open', (Math.round(cur.open * 100) / 100).toString());
+      dom.tongue.setAttribute('cx', String(Math.round((MOUTH_X + cur.shift) * 10) / 10));
+      dom.tongue.setAttribute('cy', String(Math.round((MOUTH_Y + cur.smile * 0.75 + cur.open * 16) * 10) / 10));
+      dom.tongue.setAttribute('rx', String(Math.round(cur.width * 5.5) / 10));
+      dom.tongue.setAttribute('ry', String(Math.round(Math.max(0, cur.open * 55)) / 10));
+    }
+    dom.glow.style.opacity = String(Math.round(cur.glow * 1000) / 1000);
+    dom.glow.style.transform = 'scale(' + Math.round(cur.glowScale * 1000) / 1000 + ')';
+    dom.glow.setAttribute('data-level', String(Math.round(cur.glow * 100) / 100));
+
+    orbit(t, dt, pose);
+
+    var settled =
+      Math.abs(cur.open - tg.open) < 0.003 &&
+      Math.abs(cur.width - tg.width) < 0.02 &&
+      Math.abs(cur.smile - tg.smile) < 0.02 &&
+      Math.abs(cur.shift - tg.shift) < 0.02 &&
+      Math.abs(cur.glow - tg.glow) < 0.004 &&
+      Math.abs(cur.glowScale - tg.glowScale) < 0.002;
+    var animated = pose === 'speaking' || pose === 'listening' || (pose === 'thinking' && !reducedMotion);
+    if (!settled || animated) {
+      rafId = window.requestAnimationFrame(frame);
+    } else {
+      lastFrame = 0;
+    }
+  }
+
+  function ensureLoop() {
+    if (!dom || rafId || typeof window.requestAnimationFrame !== 'function') return;
+    lastFrame = 0;
+    rafId = window.requestAnimationFrame(frame);
+  }
+
+  /* three dots on a tilted ellipse around the cap; behind the cap on the far side */
+  var ORBIT = { cx: 100, cy: 46, rx: 62, ry: 14, tilt: -0.12 };
+
+  function orbit(t, dt, pose) {
+    if (pose !== 'thinking') return;
+    if (!reducedMotion) orbitPhase += dt * 0.0021;
+    var cosT = Math.cos(ORBIT.tilt);
+    var sinT = Math.sin(ORBIT.tilt);
+    for (var i = 0; i < dom.dots.length; i++) {
+      var dot = dom.dots[i];
+      var a = reducedMotion ? 0.9 + i * 0.55 : orbitPhase + (i * Math.PI * 2) / 3;
+      var x = Math.cos(a) * ORBIT.rx;
+      var y = Math.sin(a) * ORBIT.ry;
+      var depth = Math.sin(a); // > 0: in front
+      var px = ORBIT.cx + x * cosT - y * sinT;
+      var py = ORBIT.cy + x * sinT + y * cosT;
+      dot.setAttribute('cx', px.toFixed(1));
+      dot.setAttribute('cy', py.toFixed(1));
+      dot.setAttribute('r', (2.8 + 1.6 * (depth + 1) * 0.5 + (i === 0 ? 0.7 : 0)).toFixed(2));
+      dot.style.opacity = String(Math.round((0.55 + 0.45 * (depth + 1) * 0.5) * 100) / 100);
+      var layer = depth >= 0 ? dom.orbitFront : dom.orbitBack;
+      if (dot.parentNode !== layer) layer.appendChild(dot);
+    }
+  }
+
+  /* ------------------------------------------------------------------------------------------------------------ */
+  /* speech bubble                                                                                                 */
+
+  var bubbleTimer = 0;
+  var bubbleShownAt = 0;
+  var bubbleMinMs = 0;
+  var scrollTimers = [];
+
+  function readingMs(text) {
+    return Math.min(30000, Math.max(3500, 1800 + text.length * 55));
+  }
+
+  function clearScroll() {
+    for (var i = 0; i < scrollTimers.length; i++) clearTimeout(scrollTimers[i]);
+    scrollTimers = [];
+    dom.bubbleText.style.transition = 'none';
+    dom.bubbleText.style.transform = '';
+    dom.viewport.classList.remove('overflowing', 'scrolled', 'at-end');
+  }
+
+  function renderBubble() {
+    var text = model.text;
+    clearTimeout(bubbleTimer);
+    clearScroll();
+    if (!text || !text.trim()) {
+      hideBubble();
+      return;
+    }
+    dom.bubbleText.textContent = text; // never innerHTML: agent output is untrusted
+    var root = dom.root;
+    if (root.classList.contains('has-bubble')) {
+      root.classList.remove('bubble-pop');
+      void root.offsetWidth; // restart the pop animation
+      root.classList.add('bubble-pop');
+    }
+    root.classList.add('has-bubble');
+    bubbleShownAt = now();
+    bubbleMinMs = readingMs(text);
+    layoutForBubble();
+    startScroll(bubbleMinMs);
+    bubbleTimer = setTimeout(bubbleMaybeHide, bubbleMinMs);
+  }
+
+  function bubbleMaybeHide() {
+    clearTimeout(bubbleTimer);
+    if (!dom.root.classList.contains('has-bubble')) return;
+    var t = now();
+    var left = bubbleShownAt + bubbleMinMs - t;
+    if (left > 0) {
+      bubbleTimer = setTimeout(bubbleMaybeHide, left + 10);
+    } else if (model.state === 'speaking') {
+      // the voice is still going: keep the line up, look again later
+      bubbleTimer = setTimeout(bubbleMaybeHide, 1000);
+    } else {
+      hideBubble();
+    }
+  }
+
+  /* the app said the agent stopped speaking: let the line linger briefly, then fade */
+  function bubbleMaybeHideSoon() {
+    if (!dom.root.classList.contains('has-bubble')) return;
+    var left = bubbleShownAt + bubbleMinMs - now();
+    clearTimeout(bubbleTimer);
+    bubbleTimer = setTimeout(bubbleMaybeHide, Math.max(left, 2500));
+  }
+
+  function hideBubble() {
+    clearTimeout(bubbleTimer);
+    var root = dom.root;
+    if (!root.classList.contains('has-bubble')) return;
+    root.classList.remove('has-bubble', 'bubble-pop');
+    root.style.setProperty('--stage-top', '0px');
+    var seq = model.textSeq;
+    bubbleTimer = setTimeout(function () {
+      if (seq === model.textSeq && !root.classList.contains('has-bubble')) {
+        dom.bubbleText.textContent = '';
+        clearScroll();
+      }
+    }, 450);
+  }
+
+  /* Move the character down (shrinking it if needed) just enough that the bubble does not cover its face. */
+  function layoutForBubble() {
+    var root = dom.root;
+    if (!root.classList.contains('has-bubble')) {
+      root.style.setProperty('--stage-top', '0px');
+      return;
+    }
+    var W = root.clientWidth;
+    var H = root.clientHeight;
+    var bubbleBottom = dom.bubble.offsetTop + dom.bubble.offsetHeight + 8;
+    if (!W || !H || !dom.bubble.offsetHeight) return; // no layout (hidden iframe, tests)
+    var ASPECT = 220 / 200;
+    // Part of the view box above the face that the bubble may overlap: the orbit and the top of the cap, and in
+    // small windows the whole cap (the face matters more than the hat when space is short).
+    var OVERLAP = (H < 300 ? 84 : 40) / 220;
+    function faceTop(top) {
+      var h = H - top;
+      var ch = Math.min(h, W * ASPECT);
+      return top + (h - ch) / 2 + ch * OVERLAP;
+    }
+    var top = 0;
+    if (faceTop(0) < bubbleBottom) {
+      var lo = 0;
+      var hi = H * 0.6;
+      for (var i = 0; i < 14; i++) {
+        var mid = (lo + hi) / 2;
+        if (faceTop(mid) < bubbleBottom) lo = mid;
+        else hi = mid;
+      }
+      top = hi;
+    }
+    root.style.setProperty('--stage-top', Math.round(top) + 'px');
+  }
+
+  /* Long lines scroll slowly (teleprompter) while they are read; with reduced motion they turn pages instead. */
+  function startScroll(totalMs) {
+    var vp = dom.viewport;
+    var el = dom.bubbleText;
+    var over = el.scrollHeight - vp.clientHeight;
+    if (!(over > 2)) return;
+    vp.classList.add('overflowing');
+    var delay = 1400;
+    var travel = Math.max(1500, totalMs - delay - 1600);
+    if (reducedMotion) {
+      var page = Math.max(1, vp.clientHeight - 18);
+      var pages = Math.ceil(over / page);
+      for (var p = 1; p <= pages; p++) {
+        (function (p) {
+          scrollTimers.push(
+            setTimeout(function () {
+              var y = Math.min(over, p * page);
+              el.style.transform = 'translateY(' + -y + 'px)';
+              vp.classList.add('scrolled');
+              if (y >= over) vp.classList.add('at-end');
+            }, delay + (travel * p) / pages)
+          );
+        })(p);
+      }
+      return;
+    }
+    void el.offsetHeight;
+    el.style.transition = 'transform ' + Math.round(travel) + 'ms linear ' + delay + 'ms';
+    el.style.transform = 'translateY(' + -over + 'px)';
+    scrollTimers.push(setTimeout(function () { vp.classList.add('scrolled'); }, delay + 200));
+    scrollTimers.push(setTimeout(function () { vp.classList.add('at-end'); }, delay + travel));
+  }
+
+  /* ------------------------------------------------------------------------------------------------------------ */
+  /* blinking and glances: timers, no loop                                                                         */
+
+  function scheduleBlink() {
+    var wait = 2200 + Math.random() * 4200;
+    setTimeout(function () {
+      blink();
+      if (Math.random() < 0.22) setTimeout(blink, 260); // sometimes a double blink
+      scheduleBlink();
+    }, wait);
+  }
+
+  function blink() {
+    if (document.hidden) return;
+    dom.root.classList.add('blink');
+    setTimeout(function () {
+      dom.root.classList.remove('blink');
+    }, 130);
+  }
+
+  function scheduleGlance() {
+    setTimeout(function () {
+      if (!document.hidden && dom.root.getAttribute('data-pose') === 'idle') {
+        var dirs = ['left', 'right', 'up'];
+        dom.root.setAttribute('data-glance', dirs[Math.floor(Math.random() * dirs.length)]);
+        setTimeout(function () {
+          dom.root.removeAttribute('data-glance');
+        }, 900 + Math.random() * 700);
+      }
+      scheduleGlance();
+    }, 6000 + Math.random() * 7000);
+  }
+
+  /* ------------------------------------------------------------------------------------------------------------ */
+  /* setup                                                                                                         */
+
+  function queryParam(name) {
+    try {
+      return new URLSearchParams(window.location.search).get(name);
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function setReducedMotion(on) {
+    reducedMotion = !!on;
+    dom.root.classList.toggle('reduced-motion', reducedMotion);
+    ensureLoop();
+  }
+
+  function init() {
+    if (dom) return;
+    var root = document.getElementById('hermes-avatar');
+    if (!root) return;
+    dom = {
+      root: root,
+      mouth: root.querySelector('.mouth'),
+      tongue: root.querySelector('.tongue'),
+      glow: root.querySelector('.glow-wrap'),
+      bubble: root.querySelector('.bubble'),
+      viewport: root.querySelector('.bubble-viewport'),
+      bubbleText: root.querySelector('.bubble-text'),
+      orbitFront: root.querySelector('.orbit-front'),
+      orbitBack: root.querySelector('.orbit-back'),
+      dots: Array.prototype.slice.call(root.querySelectorAll('.orbit-dot')),
+    };
+
+    // Optional page parameters (for hosts whose theme differs from the system's, and for the dev harness).
+    var theme = queryParam('theme');
+    if (theme === 'light' || theme === 'dark') root.setAttribute('data-theme', theme);
+    var motion = queryParam('motion');
+
+    var mq = null;
+    if (typeof window.matchMedia === 'function') {
+      try {
+        mq = window.matchMedia('(prefers-reduced-motion: reduce)');
+      } catch (e) {
+        mq = null;
+      }
+    }
+    if (motion === 'reduce') setReducedMotion(true);
+    else setReducedMotion(!!(mq && mq.matches));
+    if (mq && motion !== 'reduce') {
+      var onChange = function (e) {
+        setReducedMotion(e.matches);
+      };
+      if (typeof mq.addEventListener === 'function') mq.addEventListener('change', onChange);
+      else if (typeof mq.addListener === 'function') mq.addListener(onChange);
+    }
+
+    // apply whatever arrived before the document was ready
+    root.style.setProperty('--level', String(Math.round(model.micLevel * 1000) / 1000));
+    applyPose();
+    if (model.text) renderBubble();
+
+    window.addEventListener('resize', layoutForBubble);
+    scheduleBlink();
+    scheduleGlance();
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
+  else init();
+})();
