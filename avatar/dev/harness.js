@@ -1,0 +1,142 @@
+// Dev harness for avatar.html: embeds it in same-origin iframes and drives window.hermesAvatar the way the app
+// does. Serve the avatar/ folder over http (python3 -m http.server -b 127.0.0.1) and open dev/harness.html.
+//   ?shot=1&w=400&h=500&state=thinking&theme=dark&text=...&level=0.6&motion=reduce&mic=1&envelope=1
+'use strict';
+(function () {
+  var q = new URLSearchParams(location.search);
+  var shot = q.get('shot') === '1';
+  var dark = q.get('theme') === 'dark';
+  var reduce = q.get('motion') === 'reduce';
+  var frames = [];
+  var timers = { mic: 0, env: 0, cycle: 0 };
+  var LONG = 'Here is what I found. The backup job ran at 02:00 and finished in 14 minutes; 3 files were skipped ' +
+    'because they were open. Disk usage on /srv is at 71 %, up from 64 % last week — mostly the new photo ' +
+    'library. I can prune old snapshots older than 30 days, which would free about 120 GB. Shall I do that now, ' +
+    'or wait until the weekend?';
+  var HOSTILE = 'He said "hi" \\ \'quoted\' </script><img src=x onerror=window.__xss=1>\nnew line <b>bold?</b> 🪽✨';
+
+  function src() {
+    var p = [];
+    if (dark) p.push('theme=dark');
+    else p.push('theme=light');
+    if (reduce) p.push('motion=reduce');
+    return '../avatar.html?' + p.join('&');
+  }
+
+  function add(w, h, label) {
+    var fig = document.createElement('figure');
+    var f = document.createElement('iframe');
+    f.width = String(w);
+    f.height = String(h);
+    f.src = src();
+    f.title = 'avatar ' + label;
+    var cap = document.createElement('figcaption');
+    cap.textContent = label + ' (' + w + '×' + h + ')';
+    fig.appendChild(f);
+    fig.appendChild(cap);
+    document.querySelector('.frames').appendChild(fig);
+    frames.push(f);
+    f.addEventListener('load', function () { initial(f); });
+  }
+
+  function each(fn) {
+    frames.forEach(function (f) {
+      var a = f.contentWindow && f.contentWindow.hermesAvatar;
+      if (a) fn(a);
+    });
+  }
+
+  // The app evaluates e.g. `window.hermesAvatar.setState(<JSON>)`; from a same-origin parent a direct call is the same.
+  function setState(s) { each(function (a) { a.setState(s); }); }
+  function speak(t) { each(function (a) { a.speak(t); }); }
+
+  function mic(on) {
+    clearInterval(timers.mic);
+    if (!on) return;
+    var t0 = performance.now();
+    timers.mic = setInterval(function () {
+      var t = (performance.now() - t0) / 1000;
+      var lv = Math.max(0, Math.sin(t * 5.3) * 0.5 + Math.sin(t * 11.7) * 0.3 + 0.25);
+      each(function (a) { a.setVolume(lv); });
+    }, 50);
+  }
+
+  function envelope(on) {
+    clearInterval(timers.env);
+    if (!on) return;
+    var t0 = performance.now();
+    timers.env = setInterval(function () {
+      var t = (performance.now() - t0) / 1000;
+      var syll = Math.max(0, Math.sin(t * 17)) * (0.6 + 0.4 * Math.sin(t * 2.3));
+      each(function (a) { a.setSpeechLevel(Math.max(0, syll)); });
+    }, 40);
+  }
+
+  function initial(f) {
+    var a = f.contentWindow.hermesAvatar;
+    var st = q.get('state');
+    if (st) a.setState(st);
+    if (q.get('text') !== null) a.speak(q.get('text') === 'long' ? LONG : q.get('text') === 'hostile' ? HOSTILE : q.get('text'));
+    if (q.get('level') !== null) a.setVolume(Number(q.get('level')));
+    if (q.get('speech') !== null) a.setSpeechLevel(Number(q.get('speech')));
+  }
+
+  function cycle() {
+    clearInterval(timers.cycle);
+    var steps = [
+      function () { mic(false); setState('idle'); },
+      function () { setState('listening'); mic(true); },
+      function () { mic(false); setState('thinking'); },
+      function () { setState('speaking'); speak('Sure! I moved the meeting to Thursday at 3 pm and told Alex.'); },
+      function () { setState('idle'); },
+    ];
+    var i = 0;
+    steps[0]();
+    timers.cycle = setInterval(function () { i = (i + 1) % steps.length; steps[i](); }, 3500);
+  }
+
+  if (q.get('debug') === '1') {
+    setTimeout(function () {
+      var d = frames[0].contentDocument;
+      var b = d.querySelector('.bubble');
+      var cs = frames[0].contentWindow.getComputedStyle(b);
+      var pre = document.createElement('pre');
+      pre.textContent = 'opacity=' + cs.opacity + ' vis=' + cs.visibility + ' cls=' + d.getElementById('hermes-avatar').className +
+        ' top=' + d.getElementById('hermes-avatar').style.getPropertyValue('--stage-top');
+      document.body.appendChild(pre);
+    }, Number(q.get('debug_at') || 1500));
+  }
+  document.body.classList.toggle('dark', dark);
+  if (shot) {
+    document.body.classList.add('shot');
+    add(Number(q.get('w') || 400), Number(q.get('h') || 500), 'shot');
+    if (q.get('mic') === '1') mic(true);
+    if (q.get('envelope') === '1') envelope(true);
+  } else {
+    add(120, 120, 'tiny window');
+    add(220, 220, 'small window');
+    add(320, 560, 'side pane');
+    add(480, 360, 'wide');
+  }
+
+  document.querySelector('.toolbar').addEventListener('click', function (e) {
+    var b = e.target;
+    if (b.dataset.state) { clearInterval(timers.cycle); setState(b.dataset.state); }
+    var act = b.dataset.action;
+    if (act === 'mic') { setState('idle'); mic(true); }
+    if (act === 'speak') speak('Done! Your reminder is set for 8 am tomorrow.');
+    if (act === 'long') speak(LONG);
+    if (act === 'hostile') speak(HOSTILE);
+    if (act === 'cycle') cycle();
+  });
+  document.querySelector('.toolbar').addEventListener('change', function (e) {
+    var act = e.target.dataset.action;
+    if (act === 'envelope') envelope(e.target.checked);
+    if (act === 'dark' || act === 'reduce') {
+      if (act === 'dark') dark = e.target.checked;
+      else reduce = e.target.checked;
+      document.body.classList.toggle('dark', dark);
+      frames.forEach(function (f) { f.src = src(); });
+    }
+  });
+})();
