@@ -412,10 +412,10 @@
     var H = root.clientHeight;
     var bubbleBottom = dom.bubble.offsetTop + dom.bubble.offsetHeight + 8;
     if (!W || !H || !dom.bubble.offsetHeight) return; // no layout (hidden iframe, tests)
-    var ASPECT = 220 / 200;
+    var ASPECT = 222 / 216; // the SVG viewBox: -8 0 216 222
     // Part of the view box above the face that the bubble may overlap: the orbit and the top of the cap, and in
     // small windows the whole cap (the face matters more than the hat when space is short).
-    var OVERLAP = (H < 300 ? 84 : 40) / 220;
+    var OVERLAP = (H < 300 ? 84 : 40) / 222;
     function faceTop(top) {
       var h = H - top;
       var ch = Math.min(h, W * ASPECT);

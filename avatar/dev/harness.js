@@ -5,8 +5,11 @@
 (function () {
   var q = new URLSearchParams(location.search);
   var shot = q.get('shot') === '1';
-  var dark = q.get('theme') === 'dark';
+  var themeParam = q.get('theme'); // dark | light | absent: follow the system
+  var dark = themeParam ? themeParam === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches;
   var reduce = q.get('motion') === 'reduce';
+  document.querySelector('[data-action=dark]').checked = dark;
+  document.querySelector('[data-action=reduce]').checked = reduce;
   var frames = [];
   var timers = { mic: 0, env: 0, cycle: 0 };
   var LONG = 'Here is what I found. The backup job ran at 02:00 and finished in 14 minutes; 3 files were skipped ' +
@@ -17,8 +20,7 @@
 
   function src() {
     var p = [];
-    if (dark) p.push('theme=dark');
-    else p.push('theme=light');
+    if (themeParam) p.push('theme=' + (dark ? 'dark' : 'light'));
     if (reduce) p.push('motion=reduce');
     return '../avatar.html?' + p.join('&');
   }
@@ -133,7 +135,7 @@
     var act = e.target.dataset.action;
     if (act === 'envelope') envelope(e.target.checked);
     if (act === 'dark' || act === 'reduce') {
-      if (act === 'dark') dark = e.target.checked;
+      if (act === 'dark') { dark = e.target.checked; themeParam = dark ? 'dark' : 'light'; }
       else reduce = e.target.checked;
       document.body.classList.toggle('dark', dark);
       frames.forEach(function (f) { f.src = src(); });

@@ -44,6 +44,13 @@ function loadSync({ early = '', reducedMotion = null, url = 'http://localhost/av
     runScripts: 'dangerously',
     pretendToBeVisual: true,
     beforeParse(window) {
+      // count animation frames requested by the page (idle must not keep a loop running)
+      const raf = window.requestAnimationFrame.bind(window);
+      window.__frames = 0;
+      window.requestAnimationFrame = (fn) => {
+        window.__frames += 1;
+        return raf(fn);
+      };
       if (reducedMotion !== null) {
         const listeners = [];
         const mql = {
@@ -171,6 +178,33 @@ describe('setState', () => {
   });
 });
 
+describe('CPU', () => {
+  it('stops requesting animation frames once idle and settled', async () => {
+    const { api, window } = await load();
+    api.setState('speaking');
+    await sleep(200);
+    expect(window.__frames).toBeGreaterThan(3);
+    api.setState('idle');
+    await sleep(700);
+    const settled = window.__frames;
+    await sleep(300);
+    expect(window.__frames).toBe(settled);
+  });
+
+  it('keeps the loop running only while listening', async () => {
+    const { api, window } = await load();
+    api.setVolume(0.5);
+    await sleep(200);
+    const a = window.__frames;
+    await sleep(200);
+    expect(window.__frames).toBeGreaterThan(a + 3);
+    await sleep(1800); // no more levels: back to idle, loop ends
+    const b = window.__frames;
+    await sleep(300);
+    expect(window.__frames).toBe(b);
+  });
+});
+
 describe('setVolume', () => {
   it.each([
     [0.5, '0.5'],
@@ -241,6 +275,19 @@ describe('speak', () => {
     api.speak('   ');
     expect(root.classList.contains('has-bubble')).toBe(false);
   });
+
+  it('keeps the bubble while speaking, then fades it a little after the app says idle', async () => {
+    const { api, root } = await load();
+    api.setState('speaking');
+    api.speak('Hi!');
+    await sleep(3800); // past the minimum reading time (3.5 s)
+    expect(root.classList.contains('has-bubble')).toBe(true);
+    api.setState('idle');
+    await sleep(1500);
+    expect(root.classList.contains('has-bubble')).toBe(true);
+    await sleep(1200);
+    expect(root.classList.contains('has-bubble')).toBe(false);
+  }, 10000);
 
   it('cuts very long lines with an ellipsis', async () => {
     const { api, document } = await load();
