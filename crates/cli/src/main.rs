@@ -5,8 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
 use clap::{Parser, ValueEnum};
-use hermes_client::{EngineConfig, MemoryPersist, Persist, Secret};
+use std::sync::{Arc, Mutex};
+
+use hermes_client::{EngineConfig, Secret, StorePersist};
 use hermes_protocol::{Command, Dialect, Event};
+use hermes_store::Store;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -46,19 +49,69 @@ struct Args {
     jsonl: bool,
 }
 
-fn token() -> anyhow::Result<Secret> {
-    match std::env::var("HERMES_TOKEN") {
-        Ok(t) if !t.trim().is_empty() => Ok(Secret::new(t.trim())),
-        _ => bail!("no token: set HERMES_TOKEN (the token is never taken from a flag)"),
+/// The token: `HERMES_TOKEN`, else the OS keychain entry of the profile. Never a flag, never printed.
+fn token(profile: &hermes_store::Profile) -> anyhow::Result<Secret> {
+    if let Ok(t) = std::env::var("HERMES_TOKEN")
+        && !t.trim().is_empty()
+    {
+        return Ok(Secret::new(t.trim()));
+    }
+    match hermes_client::keychain::get(profile.keychain_account()) {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => bail!(
+            "no token: set HERMES_TOKEN, or store one in the OS keychain for this profile (service `{}`, account `{}`)",
+            hermes_client::keychain::SERVICE,
+            profile.keychain_account()
+        ),
+        Err(e) => bail!("no token: HERMES_TOKEN is not set and {e}"),
     }
 }
 
-fn default_data_dir() -> PathBuf {
-    std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
-        .unwrap_or_else(std::env::temp_dir)
-        .join("hermes-desktop")
+/// The profile for this URL and device id in the store (created on first use), and its conversation.
+fn profile_and_conversation(
+    store: &Store,
+    args: &Args,
+    dialect: Dialect,
+) -> anyhow::Result<(hermes_store::Profile, hermes_store::Conversation)> {
+    let store_dialect = match dialect {
+        Dialect::Adapter => hermes_store::Dialect::Adapter,
+        Dialect::V3 => hermes_store::Dialect::V3,
+    };
+    let existing = store
+        .profiles()?
+        .into_iter()
+        .find(|p| p.url == args.url && p.device_id == args.device_id && p.dialect == store_dialect);
+    let profile = match existing {
+        Some(p) => p,
+        None => store.profile_create_with_device_id(
+            &hermes_store::NewProfile {
+                name: format!("hermes-chat {}", args.device_id),
+                url: args.url.clone(),
+                dialect: store_dialect,
+                v3_user_id: args.user_id.clone(),
+                allow_insecure_ws: args.allow_insecure_ws,
+                avatar_url: None,
+            },
+            &args.device_id,
+        )?,
+    };
+    let conversation = match dialect {
+        Dialect::Adapter => store.conversation_for_adapter(&profile.id)?,
+        Dialect::V3 => {
+            let convs = store.conversations(&profile.id)?;
+            match &args.session {
+                Some(s) => match convs.into_iter().find(|c| &c.session == s) {
+                    Some(c) => c,
+                    None => store.conversation_create_with_session(&profile.id, "hermes-chat", s)?,
+                },
+                None => match convs.into_iter().next() {
+                    Some(c) => c,
+                    None => store.conversation_create(&profile.id, "hermes-chat")?,
+                },
+            }
+        }
+    };
+    Ok((profile, conversation))
 }
 
 #[tokio::main]
@@ -68,20 +121,23 @@ async fn main() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("HERMES_LOG").unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
-    let data_dir = args.data_dir.clone().unwrap_or_else(default_data_dir);
+    let data_dir = hermes_store::resolve_data_dir(args.data_dir.as_deref())?;
     std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create {}", data_dir.display()))?;
     let dialect = match args.dialect {
         DialectArg::Adapter => Dialect::Adapter,
         DialectArg::V3 => Dialect::V3,
     };
-    let mut cfg = EngineConfig::new(&args.url, dialect, token()?, &args.device_id, &data_dir);
-    cfg.user_id = args.user_id.clone();
-    cfg.allow_insecure_ws = args.allow_insecure_ws;
-    if let Some(s) = &args.session {
-        cfg.default_session = s.clone();
-    }
-    let persist: Box<dyn Persist> = Box::new(MemoryPersist::default());
-    let (handle, events) = hermes_client::spawn(cfg, persist).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let store =
+        Store::open_in(&data_dir).with_context(|| format!("cannot open the history in {}", data_dir.display()))?;
+    let (profile, conversation) = profile_and_conversation(&store, &args, dialect)?;
+    let mut cfg = EngineConfig::new(&args.url, dialect, token(&profile)?, &args.device_id, &data_dir);
+    cfg.user_id = args.user_id.clone().or_else(|| profile.v3_user_id.clone());
+    cfg.allow_insecure_ws = args.allow_insecure_ws || profile.allow_insecure_ws;
+    cfg.default_session = conversation.session.clone();
+    let media_dir = cfg.media_dir.clone();
+    let store = Arc::new(Mutex::new(store));
+    let persist = StorePersist::new(store, &profile.id, &conversation.id, &media_dir);
+    let (handle, events) = hermes_client::spawn(cfg, Box::new(persist)).map_err(|e| anyhow::anyhow!("{e}"))?;
     if args.jsonl { run_jsonl(handle, events).await } else { run_interactive(handle, events).await }
 }
 

@@ -75,6 +75,17 @@ impl Store {
     /// A new conversation of a `v3` profile with a fresh session UUID (v4).
     /// `WrongDialect` for adapter profiles.
     pub fn conversation_create(&self, profile_id: &str, title: &str) -> Result<Conversation> {
+        self.conversation_create_with_session(profile_id, title, &new_id())
+    }
+
+    /// A new conversation of a `v3` profile for a session UUID chosen elsewhere (the CLI's `--session`).
+    /// `Constraint` if the profile has a conversation with this session already.
+    pub fn conversation_create_with_session(
+        &self,
+        profile_id: &str,
+        title: &str,
+        session: &str,
+    ) -> Result<Conversation> {
         self.write_tx(|_| {
             let profile = self.profile_require(profile_id)?;
             require_dialect(&profile, Dialect::V3)?;
@@ -83,7 +94,7 @@ impl Store {
                 id: new_id(),
                 profile_id: profile_id.to_owned(),
                 title: title.to_owned(),
-                session: new_id(),
+                session: session.to_owned(),
                 created_at: now,
                 updated_at: now,
                 last_preview: None,

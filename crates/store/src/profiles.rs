@@ -33,12 +33,25 @@ impl Store {
     /// (No token here: store it in the keychain under [`Profile::keychain_account`], then call
     /// [`Store::profile_set_has_token`].)
     pub fn profile_create(&self, new: &NewProfile) -> Result<Profile> {
+        self.profile_create_with_device_id(new, &new_device_id())
+    }
+
+    /// Creates a profile for a device id chosen elsewhere (the CLI's `--device-id`, an import). The id is kept
+    /// forever like any other. `InvalidInput` for an empty id.
+    pub fn profile_create_with_device_id(&self, new: &NewProfile, device_id: &str) -> Result<Profile> {
+        let ok = (1..=128).contains(&device_id.len())
+            && device_id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | ':' | '-'));
+        if !ok {
+            return Err(crate::Error::InvalidInput(format!(
+                "a device id is 1 to 128 letters, digits or . _ : - (got {device_id:?})"
+            )));
+        }
         let profile = Profile {
             id: new_id(),
             name: new.name.clone(),
             url: new.url.clone(),
             dialect: new.dialect,
-            device_id: new_device_id(),
+            device_id: device_id.to_string(),
             v3_user_id: new.v3_user_id.clone(),
             allow_insecure_ws: new.allow_insecure_ws,
             avatar_url: new.avatar_url.clone(),

@@ -14,8 +14,8 @@ CREATE TABLE profiles (
     name              TEXT NOT NULL,
     url               TEXT NOT NULL,
     dialect           TEXT NOT NULL CHECK (dialect IN ('adapter', 'v3')),
-    -- 'desktop-' + 16 lowercase hex; generated once, never changed.
-    device_id         TEXT NOT NULL UNIQUE CHECK (device_id GLOB 'desktop-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]'),
+    -- generated once ('desktop-' + 16 lowercase hex) or given (the CLI's --device-id); never changed (A-1).
+    device_id         TEXT NOT NULL UNIQUE CHECK (length(device_id) BETWEEN 1 AND 128 AND device_id NOT GLOB '*[^A-Za-z0-9._:-]*'),
     v3_user_id        TEXT,
     allow_insecure_ws INTEGER NOT NULL DEFAULT 0 CHECK (allow_insecure_ws IN (0, 1)),
     avatar_url        TEXT,
