@@ -127,7 +127,10 @@
     var pose = currentPose(t);
     var root = dom.root;
     if (root.getAttribute('data-state') !== model.state) root.setAttribute('data-state', model.state);
-    if (root.getAttribute('data-pose') !== pose) root.setAttribute('data-pose', pose);
+    if (root.getAttribute('data-pose') !== pose) {
+      root.setAttribute('data-pose', pose);
+      if (Math.random() < 0.6) blink(); // people tend to blink when they switch what they are doing
+    }
     if (t < model.talkUntil) root.setAttribute('data-talking', '');
     else root.removeAttribute('data-talking');
 
@@ -481,7 +484,7 @@
   }
 
   function blink() {
-    if (document.hidden) return;
+    if (!dom || document.hidden) return;
     dom.root.classList.add('blink');
     setTimeout(function () {
       dom.root.classList.remove('blink');
