@@ -160,6 +160,7 @@
   var rafId = 0;
   var lastFrame = 0;
   var lastPath = '';
+  var lastGlow = ['', ''];
   var orbitPhase = 0;
 
   // procedural speech: syllables with random length and loudness, grouped into words
@@ -244,9 +245,15 @@
     return currentValue + (target - currentValue) * (1 - Math.exp(-dt / tau));
   }
 
-  function frame(ts) {
+  var FRAME_MS = 31; // draw at most ~30 times a second: plenty for a mouth, half the repaints
+
+  function frame() {
     rafId = 0;
     var t = now();
+    if (lastFrame && t - lastFrame < FRAME_MS - 4) {
+      rafId = window.requestAnimationFrame(frame);
+      return;
+    }
     var dt = lastFrame ? Math.min(100, Math.max(1, t - lastFrame)) : 16;
     lastFrame = t;
     var pose = currentPose(t);
@@ -271,9 +278,10 @@
       dom.tongue.setAttribute('rx', String(Math.round(cur.width * 5.5) / 10));
       dom.tongue.setAttribute('ry', String(Math.round(Math.max(0, cur.open * 55)) / 10));
     }
-    dom.glow.style.opacity = String(Math.round(cur.glow * 1000) / 1000);
-    dom.glow.style.transform = 'scale(' + Math.round(cur.glowScale * 1000) / 1000 + ')';
-    dom.glow.setAttribute('data-level', String(Math.round(cur.glow * 100) / 100));
+    var glowOpacity = String(Math.round(cur.glow * 1000) / 1000);
+    var glowTransform = 'scale(' + Math.round(cur.glowScale * 1000) / 1000 + ')';
+    if (glowOpacity !== lastGlow[0]) dom.glow.style.opacity = lastGlow[0] = glowOpacity;
+    if (glowTransform !== lastGlow[1]) dom.glow.style.transform = lastGlow[1] = glowTransform;
 
     orbit(t, dt, pose);
 
