@@ -23,7 +23,8 @@ cd "$here"
 command -v cargo-fuzz >/dev/null 2>&1 || { echo "cargo-fuzz missing: cargo install cargo-fuzz --locked" >&2; exit 2; }
 
 export RUSTC_BOOTSTRAP=1
-export CARGO_TARGET_DIR="$here/target" # where cargo-fuzz looks for the binaries, whatever the caller's setting
+# Where cargo-fuzz builds and looks for the binaries (not the caller's CARGO_TARGET_DIR: other flags, other crates).
+export CARGO_TARGET_DIR="${HERMES_FUZZ_TARGET_DIR:-$here/target}"
 
 mkdir -p "corpus/$target"
 cp -n "seeds/$target"/* "corpus/$target"/ 2>/dev/null || true
