@@ -30,7 +30,8 @@ pub(crate) fn new_resampler(rate_in: u32) -> Result<Box<dyn Resampler<f32> + Sen
         return Err("sample rate 0".into());
     }
     if rin / gcd(rin, rout) <= MAX_FFT_PERIOD {
-        Fft::<f32>::new(rin, rout, CHUNK, 1, FixedSync::Input)
+        // One sub-chunk: the largest FFT for the chunk, hence the narrowest transition band (flat to 7 kHz).
+        Fft::<f32>::new_custom(rin, rout, CHUNK, 1, 1, WindowFunction::BlackmanHarris2, FixedSync::Input)
             .map(|r| Box::new(r) as Box<dyn Resampler<f32> + Send>)
             .map_err(|e| e.to_string())
     } else {

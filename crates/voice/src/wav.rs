@@ -2,7 +2,7 @@
 
 use std::io::Cursor;
 
-use hound::{SampleFormat, WavReader, WavSpec, WavWriter};
+use hound::{SampleFormat, WavReader, WavSpec};
 
 use crate::resample::{self, HERMES_RATE};
 
@@ -63,6 +63,40 @@ fn open(input: &[u8]) -> Result<WavReader<Cursor<&[u8]>>, WavError> {
     WavReader::new(Cursor::new(input)).map_err(map_hound)
 }
 
+/// The raw sample bytes of the data chunk (exactly `frames × block_align` bytes), or `Corrupt` if truncated.
+fn data_bytes(r: WavReader<Cursor<&[u8]>>) -> Result<&[u8], WavError> {
+    let spec = r.spec();
+    let frames = r.duration() as usize;
+    let block = usize::from(spec.channels) * usize::from(spec.bits_per_sample).div_ceil(8);
+    let cur = r.into_inner();
+    let start = usize::try_from(cur.position()).unwrap_or(usize::MAX);
+    let all = *cur.get_ref();
+    let want = frames.saturating_mul(block);
+    all.get(start..start.saturating_add(want)).ok_or_else(|| {
+        WavError::Corrupt(format!("header says {want} bytes of samples, found {}", all.len().saturating_sub(start)))
+    })
+}
+
+/// A canonical 44-byte PCM WAV header for 16-bit samples.
+fn pcm16_header(channels: u16, rate: u32, data_len: usize) -> Vec<u8> {
+    let data_len = u32::try_from(data_len).expect("WAV data over 4 GiB");
+    let block = channels * 2;
+    let mut h = Vec::with_capacity(44 + data_len as usize);
+    h.extend_from_slice(b"RIFF");
+    h.extend_from_slice(&(36 + data_len).to_le_bytes());
+    h.extend_from_slice(b"WAVEfmt ");
+    h.extend_from_slice(&16u32.to_le_bytes());
+    h.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    h.extend_from_slice(&channels.to_le_bytes());
+    h.extend_from_slice(&rate.to_le_bytes());
+    h.extend_from_slice(&(rate * u32::from(block)).to_le_bytes());
+    h.extend_from_slice(&block.to_le_bytes());
+    h.extend_from_slice(&16u16.to_le_bytes());
+    h.extend_from_slice(b"data");
+    h.extend_from_slice(&data_len.to_le_bytes());
+    h
+}
+
 /// Duration from the header (frames / sample rate), `None` if the bytes are not a readable WAV.
 pub fn duration_secs(wav: &[u8]) -> Option<f64> {
     let r = open(wav).ok()?;
@@ -88,6 +122,27 @@ pub fn decode_mono(input: &[u8]) -> Result<(Vec<f32>, u32), WavError> {
     let ch = usize::from(spec.channels);
     let mut mono = Vec::with_capacity(frames);
     let inv_ch = 1.0 / ch as f32;
+    // Fast paths for the common encodings: read the data chunk directly.
+    match (spec.sample_format, spec.bits_per_sample) {
+        (SampleFormat::Int, 16) => {
+            let data = data_bytes(r)?;
+            let scale = inv_ch / 32768.0;
+            mono.extend(
+                data.chunks_exact(2 * ch).map(|f| {
+                    f.chunks_exact(2).map(|b| f32::from(i16::from_le_bytes([b[0], b[1]]))).sum::<f32>() * scale
+                }),
+            );
+            return if mono.is_empty() { Err(WavError::Empty) } else { Ok((mono, spec.sample_rate)) };
+        }
+        (SampleFormat::Float, 32) => {
+            let data = data_bytes(r)?;
+            mono.extend(data.chunks_exact(4 * ch).map(|f| {
+                f.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).sum::<f32>() * inv_ch
+            }));
+            return if mono.is_empty() { Err(WavError::Empty) } else { Ok((mono, spec.sample_rate)) };
+        }
+        _ => {}
+    }
     match spec.sample_format {
         SampleFormat::Float => fold(r.samples::<f32>(), ch, inv_ch, 1.0, &mut mono)?,
         SampleFormat::Int if spec.bits_per_sample <= 16 => {
@@ -166,12 +221,7 @@ pub fn to_hermes_wav(input: &[u8]) -> Result<Vec<u8>, WavError> {
     check_header(&r)?;
     if is_hermes(&r.spec()) {
         // Validate that the data is all there before handing it on unchanged.
-        let declared = r.duration() as usize;
-        let mut r = r;
-        let got = r.samples::<i16>().take_while(Result::is_ok).count();
-        if got != declared {
-            return Err(WavError::Corrupt(format!("header says {declared} samples, found {got}")));
-        }
+        data_bytes(r)?;
         return Ok(input.to_vec());
     }
     let (mono, rate) = decode_mono(input)?;
@@ -186,16 +236,8 @@ pub fn encode_pcm16_mono_16k(samples: &[i16]) -> Vec<u8> {
 }
 
 fn encode_pcm16(samples: &[i16], spec: WavSpec) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(44 + samples.len() * 2);
-    {
-        let mut w = WavWriter::new(Cursor::new(&mut buf), spec).expect("writing to memory cannot fail");
-        let mut iw = w.get_i16_writer(u32::try_from(samples.len()).expect("WAV too large"));
-        for &s in samples {
-            iw.write_sample(s);
-        }
-        iw.flush().expect("writing to memory cannot fail");
-        w.finalize().expect("writing to memory cannot fail");
-    }
+    let mut buf = pcm16_header(spec.channels, spec.sample_rate, samples.len() * 2);
+    buf.extend(samples.iter().flat_map(|s| s.to_le_bytes()));
     buf
 }
 
@@ -203,7 +245,7 @@ fn encode_pcm16(samples: &[i16], spec: WavSpec) -> Vec<u8> {
 /// `max_bytes` long (header included), in order, no sample lost or duplicated, parts of near-equal length.
 /// A WAV of at most `max_bytes` comes back as one element equal to the input.
 pub fn split_wav(wav: &[u8], max_bytes: usize) -> Result<Vec<Vec<u8>>, WavError> {
-    let mut r = open(wav)?;
+    let r = open(wav)?;
     let spec = r.spec();
     if spec.sample_format != SampleFormat::Int || spec.bits_per_sample != 16 {
         return Err(WavError::Unsupported(format!(
@@ -218,22 +260,29 @@ pub fn split_wav(wav: &[u8], max_bytes: usize) -> Result<Vec<Vec<u8>>, WavError>
         return Ok(vec![wav.to_vec()]);
     }
     let ch = usize::from(spec.channels.max(1));
-    let header = encode_pcm16(&[], spec).len();
     let frame_bytes = 2 * ch;
-    let per = max_bytes.saturating_sub(header) / frame_bytes;
+    let per = max_bytes.saturating_sub(44) / frame_bytes;
     if per == 0 {
         return Err(WavError::MaxBytesTooSmall(max_bytes));
     }
-    let samples: Vec<i16> = r.samples::<i16>().collect::<Result<_, _>>().map_err(map_hound)?;
-    let frames = samples.len() / ch;
+    let data = data_bytes(r)?;
+    let frames = data.len() / frame_bytes;
     let parts = frames.div_ceil(per);
     let size = frames.div_ceil(parts);
-    Ok(samples.chunks(size * ch).map(|c| encode_pcm16(c, spec)).collect())
+    Ok(data
+        .chunks(size * frame_bytes)
+        .map(|c| {
+            let mut w = pcm16_header(spec.channels, spec.sample_rate, c.len());
+            w.extend_from_slice(c);
+            w
+        })
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hound::WavWriter;
 
     fn write(spec: WavSpec, f: impl FnOnce(&mut WavWriter<Cursor<&mut Vec<u8>>>)) -> Vec<u8> {
         let mut buf = Vec::new();
