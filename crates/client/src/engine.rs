@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::{SinkExt as _, StreamExt as _};
+use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use hermes_protocol::adapter::Device;
 use hermes_protocol::media::{MediaMeta, UpMediaMeta, safe_filename};
 use hermes_protocol::session::{Config, DownloadSource, Io, Outgoing};
@@ -89,7 +89,7 @@ impl EngineConfig {
             device: Device {
                 id: device_id.into(),
                 name: Some(host_name()),
-                platform: Some(std::env::consts::OS.replace("macos", "macos")),
+                platform: Some(std::env::consts::OS.to_string()), // linux | macos | windows
             },
             user_id: None,
             default_session: uuid::Uuid::new_v4().to_string(),
@@ -197,6 +197,7 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, mp
         transfers: HashMap::new(),
         uploads: VecDeque::new(),
         uploading: None,
+        uploads_paused: false,
         quit: false,
     };
     let task = tokio::spawn(engine.run(rx, in_rx));
@@ -216,6 +217,8 @@ struct Engine {
     /// v3: files waiting for their HTTP upload (G-9), in order.
     uploads: VecDeque<OutboxRecord>,
     uploading: Option<String>,
+    /// v3: an upload failed for a passing reason; try again after the next `ready`, not in a tight loop.
+    uploads_paused: bool,
     quit: bool,
 }
 
@@ -266,6 +269,14 @@ impl Engine {
                 }
                 msg = async { match ws.as_mut() { Some(s) => s.next().await, None => std::future::pending().await } }, if ws.is_some() => {
                     self.on_socket(msg, &mut ws);
+                    // Take whatever else is already buffered before going round the select again (throughput).
+                    for _ in 0..256 {
+                        let Some(s) = ws.as_mut() else { break };
+                        match s.next().now_or_never() {
+                            Some(m) => self.on_socket(m, &mut ws),
+                            None => break,
+                        }
+                    }
                 }
                 _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
                     self.session.handle_timeout(now());
@@ -377,6 +388,7 @@ impl Engine {
 
     async fn emit(&mut self, ev: Event) {
         match &ev {
+            Event::Ready { .. } => self.uploads_paused = false,
             Event::Delivered { id } => {
                 if let Err(e) = self.persist.outbox_confirm(id) {
                     warn!(%e, "outbox confirm failed");
@@ -647,7 +659,7 @@ impl Engine {
 
     /// v3: start the next HTTP upload when connected (G-9), one at a time, in order.
     fn start_upload(&mut self) {
-        if self.uploading.is_some() || !self.session.is_ready() {
+        if self.uploading.is_some() || self.uploads_paused || !self.session.is_ready() {
             return;
         }
         let Some(rec) = self.uploads.front().cloned() else { return };
@@ -728,6 +740,7 @@ impl Engine {
                 match error {
                     // retried after the next connection; the rest refuse the file for good
                     HttpError::Network(_) | HttpError::Status { status: 500..=599 } => {
+                        self.uploads_paused = true;
                         self.emit(Event::Error {
                             code: "upload_failed".into(),
                             text: format!("upload failed, will retry: {error}"),

@@ -64,13 +64,13 @@ pub enum Outgoing {
     },
     /// Adapter: a WAV clip.
     Audio {
-        wav: Arc<[u8]>,
+        wav: Arc<Vec<u8>>,
         text: Option<String>,
     },
     /// Adapter: a file. `meta.id` is ignored: the outbox id is used.
     Media {
         meta: UpMediaMeta,
-        bytes: Arc<[u8]>,
+        bytes: Arc<Vec<u8>>,
     },
     /// v3: a file already uploaded over HTTP (G-9 step 2).
     V3Media {
@@ -358,13 +358,10 @@ impl Session {
 
     /// The network came back or the machine woke up, or the user asked: try now (not after access denied).
     pub fn reconnect_now(&mut self, now: Instant) {
-        match self.state {
-            // access denied stays denied; only new settings (a new session) try again.
-            State::Idle { .. } => {
-                self.state = State::Idle { retry_at: Some(now) };
-                self.handle_timeout(now);
-            }
-            _ => {}
+        // access denied stays denied; only new settings (a new session) try again.
+        if let State::Idle { .. } = self.state {
+            self.state = State::Idle { retry_at: Some(now) };
+            self.handle_timeout(now);
         }
     }
 
@@ -822,7 +819,7 @@ impl Session {
             Outgoing::Audio { wav, text } => adapter::encode(&Up::Audio {
                 id: id.to_string(),
                 format: "wav".into(),
-                data: base64::engine::general_purpose::STANDARD.encode(wav),
+                data: base64::engine::general_purpose::STANDARD.encode(wav.as_slice()),
                 text: text.clone(),
             }),
             Outgoing::Media { meta, bytes } => {
