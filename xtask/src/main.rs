@@ -1,5 +1,7 @@
-//! Project tasks: `cargo xtask test` (every test, installing what it needs) and `cargo xtask run` (the app on the
-//! built-in demo agent). No dependencies: it must build in seconds on a fresh machine.
+//! Project tasks: `cargo xtask test` (every test, installing what it needs), `cargo xtask run` (the desktop app; on
+//! the built-in demo agent when no profile exists), `cargo xtask e2e` (the app under WebDriver), `cargo xtask bench`,
+//! `cargo xtask bindings` (regenerate `ui/src/bindings.ts`). No dependencies: it must build in seconds on a fresh
+//! machine.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -17,16 +19,56 @@ const APT_TEST: &[&str] = &[
     "sox",
 ];
 
+/// Debian packages to build the Tauri app (WebKitGTK 4.1, GTK 3, tray, D-Bus).
+const APT_APP_BUILD: &[&str] = &[
+    "libwebkit2gtk-4.1-dev",
+    "libgtk-3-dev",
+    "libsoup-3.0-dev",
+    "librsvg2-dev",
+    "libayatana-appindicator3-dev",
+    "build-essential",
+    "pkg-config",
+    "libssl-dev",
+    "libasound2-dev",
+    "libdbus-1-dev",
+    "file",
+];
+
+/// Debian packages to run the app's end-to-end tests headless (X server, WebDriver, keychain, screenshots).
+const APT_APP_TEST: &[&str] = &[
+    "xvfb",
+    "xauth",
+    "imagemagick",
+    "webkit2gtk-driver",
+    "x11-utils",
+    "xdotool",
+    "dbus",
+    "dbus-x11",
+    "at-spi2-core",
+    "gnome-keyring",
+    "libsecret-tools",
+];
+
+fn all_apt() -> Vec<&'static str> {
+    let mut v: Vec<&str> = APT_TEST.iter().chain(APT_APP_BUILD).chain(APT_APP_TEST).copied().collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = root();
     let res = match args.first().map(String::as_str) {
         Some("test") => test(&root, &args[1..]),
         Some("run") => run(&root, &args[1..]),
-        Some("deps") => ensure_apt(APT_TEST),
+        Some("deps") => ensure_apt(&all_apt()),
+        Some("e2e") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| e2e(&root, &args[1..])),
+        Some("bench") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| bench(&root)),
+        Some("bindings") => bindings(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|run|deps>\n  test [--quick]  every test of the repository\n  run             the app on the built-in demo agent"
+                "usage: cargo xtask <test|run|e2e|bench|bindings|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts"
             );
             Err("unknown task".into())
         }
@@ -106,17 +148,20 @@ fn cargo() -> Command {
 fn test(root: &Path, args: &[String]) -> R {
     let quick = args.iter().any(|a| a == "--quick");
     let t = Instant::now();
-    ensure_apt(APT_TEST)?;
+    ensure_apt(&all_apt())?;
     sh(cargo().current_dir(root).args(["fmt", "--all", "--check"]))?;
+    // The app embeds ui/dist at compile time: the UI is checked, tested and built first.
+    if root.join("ui/package.json").exists() {
+        ui_tests(root)?;
+    }
     sh(cargo().current_dir(root).args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))?;
     sh(cargo()
         .current_dir(root)
         .args(["test", "--workspace", "--all-targets", "--locked"])
         .env("HERMES_REQUIRE_AUDIO", std::env::var("HERMES_REQUIRE_AUDIO").unwrap_or_else(|_| "1".into())))?;
     sh(cargo().current_dir(root).args(["test", "--workspace", "--doc", "--locked"]))?;
-    if root.join("ui/package.json").exists() {
-        ui_tests(root)?;
-    }
+    // The desktop app in a real window: WebDriver scenarios, XSS corpus, token-in-log check.
+    e2e(root, &[])?;
     if !quick && root.join("fuzz/run.sh").exists() {
         fuzz_smoke(root)?;
     }
@@ -132,7 +177,9 @@ fn ui_tests(root: &Path) -> R {
     if !have("npm") {
         return Err("npm is missing: install Node.js 20 and npm".into());
     }
-    npm(root, &["ci", "--no-audit", "--no-fund"])?;
+    // `npm install`, not `npm ci`: vite 8 lists an optional dependency the registry does not serve, which `npm ci`
+    // treats as a lock mismatch; `install` keeps the locked versions and skips the missing optional package.
+    npm(root, &["install", "--no-audit", "--no-fund"])?;
     npm(root, &["run", "check"])?;
     npm(root, &["test"])?;
     npm(root, &["run", "build"])
@@ -161,24 +208,91 @@ fn fuzz_smoke(root: &Path) -> R {
     Ok(())
 }
 
-fn run(root: &Path, _args: &[String]) -> R {
-    // Until the desktop app lands: the reference agent on loopback and the terminal client talking to it.
-    sh(cargo().current_dir(root).args(["build", "-p", "hermes-devserver", "-p", "hermes-chat"]))?;
-    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| root.join("target"));
-    let bin = |n: &str| target.join("debug").join(n);
-    let token = "hermes-demo-token";
-    let mut server = Command::new(bin("hermes-devserver"))
-        .args(["--bind", "127.0.0.1:8787", "--token", token])
-        .spawn()
-        .map_err(|e| format!("cannot start the demo agent: {e}"))?;
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let data = std::env::temp_dir().join("hermes-demo");
-    let status = Command::new(bin("hermes-chat"))
-        .args(["--url", "ws://127.0.0.1:8787/ws", "--device-id", "desktop-demo", "--data-dir"])
-        .arg(&data)
-        .env("HERMES_TOKEN", token)
-        .status();
-    let _ = server.kill();
-    let _ = server.wait();
-    status.map_err(|e| e.to_string()).and_then(|s| if s.success() { Ok(()) } else { Err(format!("hermes-chat: {s}")) })
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| root.join("target"))
+}
+
+fn ui_build(root: &Path) -> R {
+    if !root.join("ui/node_modules").exists() {
+        // `npm install`, not `npm ci`: vite 8 lists an optional dependency the registry does not serve, which `npm ci`
+        // treats as a lock mismatch; `install` keeps the locked versions and skips the missing optional package.
+        npm(root, &["install", "--no-audit", "--no-fund"])?;
+    }
+    npm(root, &["run", "build"])
+}
+
+/// Regenerate `ui/src/bindings.ts` (the `bindings_are_fresh` test fails in CI when it is stale).
+fn bindings(root: &Path) -> R {
+    sh(cargo()
+        .current_dir(root)
+        .args(["test", "-p", "hermes-desktop", "--test", "config", "bindings_are_fresh"])
+        .env("HERMES_WRITE_BINDINGS", "1"))
+}
+
+/// A headless desktop session: Xvfb, a private D-Bus session and an unlocked gnome-keyring (a throwaway keyring in a
+/// temporary XDG_DATA_HOME), then `inner` (a shell command).
+fn headless(root: &Path, inner: &str, envs: &[(&str, &str)]) -> R {
+    let tmp = std::env::temp_dir().join(format!("hermes-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(tmp.join("data")).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(tmp.join("runtime")).map_err(|e| e.to_string())?;
+    let display = format!(":{}", 90 + std::process::id() % 400);
+    let script = format!(
+        "set -e
+Xvfb {display} -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+XVFB=$!
+trap 'kill $XVFB 2>/dev/null || true' EXIT
+for i in $(seq 1 50); do xdpyinfo -display {display} >/dev/null 2>&1 && break; sleep 0.1; done
+export DISPLAY={display}
+export $(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=secrets)
+{inner}"
+    );
+    let mut c = Command::new("dbus-run-session");
+    c.current_dir(root)
+        .args(["--", "bash", "-c", &script])
+        .env("XDG_DATA_HOME", tmp.join("data"))
+        .env("XDG_RUNTIME_DIR", tmp.join("runtime"))
+        .env("NO_AT_BRIDGE", "1");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    let r = sh(&mut c);
+    let _ = std::fs::remove_dir_all(&tmp);
+    r
+}
+
+fn e2e(root: &Path, args: &[String]) -> R {
+    let filter = args.first().map(String::as_str).unwrap_or("e2e_");
+    let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let inner =
+        format!("{cargo_bin} test -p hermes-desktop --locked --test e2e -- --test-threads=1 --nocapture {filter}");
+    let shots = target_dir(root).join("e2e-screens");
+    let r = headless(root, &inner, &[("HERMES_E2E", "1")]);
+    eprintln!("xtask: e2e screenshots in {}", shots.display());
+    r
+}
+
+fn bench(root: &Path) -> R {
+    let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let inner = format!("{cargo_bin} test -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture");
+    headless(root, &inner, &[("HERMES_BENCH", "1")])
+}
+
+fn run(root: &Path, args: &[String]) -> R {
+    ensure_apt(APT_APP_BUILD)?;
+    ui_build(root)?;
+    sh(cargo().current_dir(root).args(["build", "-p", "hermes-desktop"]))?;
+    let data = match args.iter().position(|a| a == "--data-dir") {
+        Some(i) => PathBuf::from(args.get(i + 1).ok_or("--data-dir needs a folder")?),
+        None => {
+            let d = std::env::temp_dir().join(format!("hermes-desktop-run-{}", std::process::id()));
+            eprintln!("xtask: throwaway data folder {} (use --data-dir to keep one)", d.display());
+            d
+        }
+    };
+    let status = Command::new(target_dir(root).join("debug").join("hermes-desktop"))
+        .env("HERMES_DATA_DIR", &data)
+        .status()
+        .map_err(|e| format!("cannot start the app: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("hermes-desktop: {status}")) }
 }

@@ -53,6 +53,8 @@ export interface Backend {
   notify(title: string, body: string): Promise<void>;
   /** Native file drag & drop onto the window. Returns an unsubscribe function. */
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void;
+  /** A `hermes://connect?url=…` link opened the app: prefill a new profile (never carries a token). */
+  onConnectLink?(handler: (link: { url: string; name?: string }) => void): () => void;
 }
 
 /** A failed backend call: `message` is meant for the user. */

@@ -122,6 +122,24 @@ export class TauriBackend implements Backend {
     return call<void>('notify', { title, body });
   }
 
+  onConnectLink(handler: (link: { url: string; name?: string }) => void): () => void {
+    let unlisten: (() => void) | null = null;
+    let cancelled = false;
+    import('@tauri-apps/api/event')
+      .then(({ listen }) => listen<{ url: string; name?: string }>('deep-link-connect', (e) => handler(e.payload)))
+      .then((u) => {
+        if (cancelled) u();
+        else unlisten = u;
+      })
+      .catch(() => {
+        /* not in a Tauri webview */
+      });
+    return () => {
+      cancelled = true;
+      unlisten?.();
+    };
+  }
+
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void {
     let unlisten: (() => void) | null = null;
     let cancelled = false;

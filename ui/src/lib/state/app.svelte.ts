@@ -54,6 +54,8 @@ export class AppState {
   settingsOpen = $state(false);
   settingsTab = $state<SettingsTab>('profiles');
   settingsProfileId = $state<string | null>(null);
+  /** From a `hermes://connect` link: what the new-profile form starts with. */
+  prefill = $state<{ url: string; name?: string } | null>(null);
   /** A message to scroll to and flash (search results). */
   jumpTo = $state<{ conversationId: string; messageId: string; nonce: number } | null>(null);
   startupError = $state<string | null>(null);
@@ -119,7 +121,9 @@ export class AppState {
         if (kind === 'reply' && !this.prefs.notifyReply) return;
         if (kind === 'card' && !this.prefs.notifyCard) return;
         const title = this.profiles.find((x) => x.id === p.id)?.name ?? 'Hermes';
-        this.backend.notify(title, text.slice(0, 200)).catch(() => {});
+        // Generic text only: a notification never shows what the agent wrote or asks to run.
+        void text;
+        this.backend.notify(title, kind === 'card' ? 'The agent needs your approval' : 'New reply').catch(() => {});
       },
     });
   }
@@ -168,6 +172,11 @@ export class AppState {
     if (!s) return;
     if (s.status.kind !== 'idle') await s.disconnect().catch(() => {});
     await s.connect();
+  }
+
+  openNewProfile(url: string, name?: string): void {
+    this.prefill = { url, name };
+    this.openSettings('profiles', 'new');
   }
 
   openSettings(tab: SettingsTab = 'profiles', profileId: string | null = null): void {

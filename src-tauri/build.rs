@@ -1,0 +1,45 @@
+//! The configuration lives at the repository root (`../tauri.conf.json`); tauri-build 2.6 reads `tauri.conf.json`
+//! from this folder, so `src-tauri/tauri.conf.json` is a symlink to it (on Windows, clone with `core.symlinks=true`).
+//!
+//! Commands are permissioned: the app manifest lists them, and `capabilities/main.json` grants them to the `main`
+//! window only (keep the three lists in sync; a unit test checks it).
+
+const COMMANDS: &[&str] = &[
+    "app_info",
+    "list_profiles",
+    "create_profile",
+    "update_profile",
+    "delete_profile",
+    "set_token",
+    "delete_token",
+    "connect",
+    "disconnect",
+    "send_command",
+    "list_conversations",
+    "create_conversation",
+    "rename_conversation",
+    "delete_conversation",
+    "history",
+    "search",
+    "export_conversation",
+    "open_logs_folder",
+    "open_external",
+    "reveal_file",
+    "open_file",
+    "save_file_as",
+    "pick_files",
+    "file_url",
+    "downscale_image",
+    "file_info",
+    "write_temp_file",
+    "notify",
+];
+
+fn main() {
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .windows_attributes(tauri_build::WindowsAttributes::new().window_icon_path("../icons/icon.ico"))
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("tauri-build failed");
+}

@@ -1,0 +1,26 @@
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--export-bindings") {
+        let Some(path) = args.get(i + 1) else {
+            eprintln!("usage: hermes-desktop --export-bindings <file.ts>");
+            std::process::exit(2)
+        };
+        match hermes_desktop::bindings() {
+            Ok(text) => {
+                if let Err(e) = std::fs::write(path, text) {
+                    eprintln!("cannot write {path}: {e}");
+                    std::process::exit(1)
+                }
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                std::process::exit(1)
+            }
+        }
+        return;
+    }
+    hermes_desktop::run(hermes_desktop::Options::from_args(&args));
+}

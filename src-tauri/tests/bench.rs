@@ -1,0 +1,202 @@
+//! Desktop app figures for bench/README.md (`cargo xtask bench`; skipped unless HERMES_BENCH=1):
+//! launch → interactive with 1,000 messages, summed PSS vs an empty Tauri window, a 20 KB reply at 100 edits/s.
+
+mod wd;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+const TOKEN: &str = "bench-token-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+
+fn seeded(url: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = hermes_store::Store::open_in(dir.path()).unwrap();
+    let p = store
+        .profile_create(&hermes_store::NewProfile {
+            name: "Bench agent".into(),
+            url: url.into(),
+            dialect: hermes_store::Dialect::Adapter,
+            v3_user_id: None,
+            allow_insecure_ws: false,
+            avatar_url: None,
+        })
+        .unwrap();
+    hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(TOKEN)).unwrap();
+    store.profile_set_has_token(&p.id, true).unwrap();
+    let conv = store.conversation_for_adapter(&p.id).unwrap();
+    let t0 = hermes_store::now_ms() - 2_000_000;
+    store
+        .atomically(|s| {
+            for i in 0..1000 {
+                let dir = if i % 2 == 0 { hermes_store::Direction::Out } else { hermes_store::Direction::In };
+                let text = format!(
+                    "History message {i}: **markdown** with `code`, a [link](https://example.com/{i}) and some text to wrap across the bubble width."
+                );
+                let mut m = hermes_store::Message::new(&conv.id, dir, &text, t0 + i * 1000);
+                if dir == hermes_store::Direction::Out {
+                    m.delivery = Some(hermes_store::Delivery::Delivered);
+                }
+                s.message_upsert(&m)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+    (dir, p.device_id)
+}
+
+/// Summed PSS (kB) of `root` and all its descendants.
+fn pss_tree(root: u32) -> (u64, Vec<String>) {
+    let mut parent = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
+        parent.insert(pid, ppid);
+    }
+    let in_tree = |mut p: u32| {
+        while p > 1 {
+            if p == root {
+                return true;
+            }
+            p = *parent.get(&p).unwrap_or(&0);
+        }
+        false
+    };
+    let mut total = 0;
+    let mut names = Vec::new();
+    for &pid in parent.keys() {
+        if !in_tree(pid) {
+            continue;
+        }
+        let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
+        let pss: u64 = rollup
+            .lines()
+            .find(|l| l.starts_with("Pss:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        names.push(format!("{}={} MB", comm.trim(), pss / 1024));
+        total += pss;
+    }
+    (total, names)
+}
+
+fn idle_pss(bin: &str, args: &[&str], data: &Path) -> (u64, Vec<String>) {
+    let mut child = Command::new(bin)
+        .args(args)
+        .env("HERMES_DATA_DIR", data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(8));
+    let r = pss_tree(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    std::thread::sleep(Duration::from_millis(500));
+    r
+}
+
+#[test]
+fn bench_desktop() {
+    if std::env::var("HERMES_BENCH").as_deref() != Ok("1") {
+        eprintln!("skipped: cargo xtask bench");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_hermes-desktop");
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let server = rt
+        .block_on(hermes_devserver::start(hermes_devserver::Config {
+            token: TOKEN.into(),
+            ..hermes_devserver::Config::fast()
+        }))
+        .unwrap();
+    let (data, device) = seeded(&server.adapter_url());
+
+    // 1. launch → interactive (composer usable, newest history message rendered, connected)
+    let mut launches = Vec::new();
+    for _ in 0..3 {
+        let driver = wd::Driver::start(data.path());
+        let t = Instant::now();
+        let s = driver.session(bin, &[]);
+        s.wait(
+            "interactive",
+            30,
+            "const c = document.getElementById('composer-input');
+             return !!c && document.body.innerText.includes('History message 999') && !document.querySelector('.banner')",
+        );
+        launches.push(t.elapsed().as_millis());
+        drop(s);
+        drop(driver);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!("BENCH launch_to_interactive_ms = {launches:?}");
+
+    // 2. memory: the app idle with 1,000 messages vs an empty Tauri window, same run, same launch path
+    let empty_dir = tempfile::tempdir().unwrap();
+    let (app_kb, app_procs) = idle_pss(bin, &[], data.path());
+    let (empty_kb, empty_procs) = idle_pss(bin, &["--empty"], empty_dir.path());
+    eprintln!("BENCH pss_app_mb = {} ({app_procs:?})", app_kb / 1024);
+    eprintln!("BENCH pss_empty_mb = {} ({empty_procs:?})", empty_kb / 1024);
+    eprintln!("BENCH pss_ratio = {:.2}", app_kb as f64 / empty_kb as f64);
+
+    // 3. a 20 KB reply streamed at 100 edits/s: longest main-thread stall seen by the page
+    let driver = wd::Driver::start(data.path());
+    let s = driver.session(bin, &[]);
+    s.wait("ready", 30, "return !!document.getElementById('composer-input') && !document.querySelector('.banner')");
+    s.exec(
+        "window.__lt = []; window.__gap = 0; window.__stop = false;
+         try { new PerformanceObserver(l => { for (const e of l.getEntries()) window.__lt.push(e.duration); })
+               .observe({type: 'longtask', buffered: true}); window.__ltSupported = true; } catch (e) { window.__ltSupported = false; }
+         let last = performance.now();
+         const ch = new MessageChannel();
+         ch.port1.onmessage = () => { const n = performance.now(); window.__gap = Math.max(window.__gap, n - last); last = n;
+           if (!window.__stop) setTimeout(() => ch.port2.postMessage(0), 0); };
+         ch.port2.postMessage(0);",
+        json!([]),
+    );
+    let mut text = String::new();
+    let para = "Streaming **benchmark** paragraph with `inline code`, a [link](https://example.com) and plain words to fill the line. ";
+    while text.len() < 20_000 {
+        text.push_str(para);
+        if text.len() % 2000 < para.len() {
+            text.push_str(
+                "\n\n## Section\n\n- item one\n- item two\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n\n",
+            );
+        }
+    }
+    let edits = 200;
+    let t = Instant::now();
+    for i in 1..=edits {
+        let cut = text.len() * i / edits;
+        let cut = (0..=cut).rev().find(|c| text.is_char_boundary(*c)).unwrap();
+        let frame =
+            json!({"t": "message", "id": "bench-reply", "text": &text[..cut], "edit": true, "final": i == edits});
+        server.send_raw_to_device(&device, &frame.to_string());
+        let next = Duration::from_millis(10 * i as u64);
+        if let Some(d) = next.checked_sub(t.elapsed()) {
+            std::thread::sleep(d);
+        }
+    }
+    let sent_in = t.elapsed();
+    s.wait("final text", 30, "return document.body.innerText.includes('fill the line') && document.querySelectorAll('.row:not(.out)').length > 0");
+    std::thread::sleep(Duration::from_millis(500));
+    let r = s.exec(
+        "window.__stop = true; return {gap: window.__gap, lt: window.__lt, supported: window.__ltSupported}",
+        json!([]),
+    );
+    eprintln!(
+        "BENCH stream_20kb_100eps sent_in_ms = {} max_main_thread_gap_ms = {} longtasks = {}",
+        sent_in.as_millis(),
+        r["gap"],
+        r
+    );
+    drop(s);
+    drop(driver);
+    rt.block_on(server.shutdown());
+}

@@ -1,0 +1,110 @@
+//! Security sanity of the shipped configuration: CSP, capabilities, app manifest. Parsed from the real files.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn conf() -> Value {
+    json(&root().join("tauri.conf.json"))
+}
+
+#[test]
+fn csp_is_strict() {
+    let c = conf();
+    let sec = &c["app"]["security"];
+    let csp = sec["csp"].as_object().expect("csp as a directive map");
+    let get = |k: &str| csp.get(k).and_then(Value::as_str).unwrap_or_else(|| panic!("missing {k}"));
+    assert_eq!(get("default-src"), "'self'");
+    assert_eq!(get("script-src"), "'self'", "no inline or eval scripts");
+    assert_eq!(get("object-src"), "'none'");
+    assert_eq!(get("base-uri"), "'none'");
+    assert_eq!(get("connect-src"), "ipc: http://ipc.localhost");
+    let allowed_hosts = ["http://ipc.localhost", "http://asset.localhost"];
+    for (k, v) in csp {
+        let v = v.as_str().unwrap();
+        assert!(!v.contains("unsafe-eval"), "{k}: unsafe-eval");
+        assert!(!v.contains('*'), "{k}: wildcard source");
+        for src in v.split_whitespace() {
+            if src.starts_with("http") || src.starts_with("ws") {
+                assert!(allowed_hosts.contains(&src), "{k}: remote source {src}");
+            }
+            assert!(!src.starts_with("https:") && src != "http:" && src != "ws:" && src != "wss:", "{k}: {src}");
+        }
+    }
+    assert_eq!(c["app"]["withGlobalTauri"], Value::Bool(false));
+    // Tauri adds nonces to the directives it modifies; a nonce would void style-src 'unsafe-inline' (Svelte sets style
+    // attributes). Only style-src is exempt: script-src keeps Tauri's hashes and nonces.
+    assert_eq!(sec["dangerousDisableAssetCspModification"], serde_json::json!(["style-src"]));
+    // the asset protocol is scoped at runtime to the media folder: nothing in the static scope
+    let scope = &sec["assetProtocol"]["scope"];
+    assert_eq!(scope["allow"], serde_json::json!([]), "asset scope must be empty in the config");
+}
+
+#[test]
+fn the_window_is_created_by_the_app_with_its_guard() {
+    let c = conf();
+    let w = &c["app"]["windows"][0];
+    assert_eq!(w["label"], "main");
+    assert_eq!(w["create"], Value::Bool(false), "created in setup() with the navigation guard");
+    assert!(w["minWidth"].as_f64().unwrap() >= 900.0 && w["minHeight"].as_f64().unwrap() >= 600.0);
+    assert!(w.get("url").is_none(), "the window loads the bundled UI only");
+}
+
+fn manifest_commands() -> BTreeSet<String> {
+    let build = std::fs::read_to_string(root().join("src-tauri/build.rs")).unwrap();
+    let start = build.find("COMMANDS: &[&str] = &[").unwrap();
+    let end = start + build[start..].find("];").unwrap();
+    build[start..end].split('"').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+#[test]
+fn capabilities_are_narrow() {
+    let dir = root().join("src-tauri/capabilities");
+    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "one capability file: {files:?}");
+    let cap = json(&files[0]);
+    assert_eq!(cap["windows"], serde_json::json!(["main"]));
+    assert!(cap.get("remote").is_none(), "no remote origin gets IPC");
+    assert!(cap.get("webviews").is_none());
+    let perms: Vec<&str> = cap["permissions"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    for p in &perms {
+        assert!(!p.contains('*'), "wildcard permission {p}");
+        assert!(!p.ends_with(":default") && *p != "core:default", "broad default set {p}");
+        assert!(!p.contains("allow-all") && !p.contains("-all"), "broad permission {p}");
+        assert!(!p.starts_with("fs:") && !p.starts_with("shell:") && !p.starts_with("http:"), "{p}");
+    }
+    let granted: BTreeSet<String> =
+        perms.iter().filter_map(|p| p.strip_prefix("allow-")).map(|c| c.replace('-', "_")).collect();
+    assert_eq!(granted, manifest_commands(), "capability and app manifest list the same commands");
+}
+
+#[test]
+fn every_command_is_in_the_manifest_and_the_bindings() {
+    let bindings = hermes_desktop::bindings().unwrap();
+    for c in manifest_commands() {
+        assert!(bindings.contains(&format!("TAURI_INVOKE(\"{c}\"")), "{c} missing from the bindings");
+    }
+    let n = bindings.matches("TAURI_INVOKE(\"").count();
+    assert_eq!(n, manifest_commands().len(), "a command is exported but not permissioned (or the reverse)");
+}
+
+#[test]
+fn bindings_are_fresh() {
+    let path = root().join("ui/src/bindings.ts");
+    let now = hermes_desktop::bindings().unwrap();
+    if std::env::var_os("HERMES_WRITE_BINDINGS").is_some() {
+        std::fs::write(&path, &now).unwrap();
+        return;
+    }
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(old == now, "ui/src/bindings.ts is stale: run `cargo xtask bindings`");
+}

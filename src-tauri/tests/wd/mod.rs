@@ -1,0 +1,142 @@
+//! A small WebDriver client over HTTP for WebKitWebDriver (no keep-alive pooling surprises: one agent per driver).
+#![allow(dead_code)] // shared by the e2e and bench test crates; each uses a part
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub struct Driver {
+    child: Child,
+    pub base: String,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn agent() -> ureq::Agent {
+    ureq::AgentBuilder::new().timeout(Duration::from_secs(60)).build()
+}
+
+impl Driver {
+    /// WebKitWebDriver on a free port; the app it launches inherits `HERMES_DATA_DIR`.
+    pub fn start(data_dir: &Path) -> Driver {
+        let port = free_port();
+        let child = Command::new("WebKitWebDriver")
+            .arg(format!("--port={port}"))
+            .env("TAURI_WEBVIEW_AUTOMATION", "true")
+            .env("HERMES_DATA_DIR", data_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("WebKitWebDriver (apt install webkit2gtk-driver)");
+        let base = format!("http://127.0.0.1:{port}");
+        let t = Instant::now();
+        while agent().get(&format!("{base}/status")).call().is_err() {
+            assert!(t.elapsed() < Duration::from_secs(10), "WebKitWebDriver did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Driver { child, base }
+    }
+
+    pub fn session(&self, binary: &str, args: &[&str]) -> Session {
+        let caps =
+            json!({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": binary, "args": args}}}});
+        let v = call(&self.base, "POST", "/session", Some(caps)).expect("new session");
+        let id = v["sessionId"].as_str().expect("session id").to_string();
+        Session { base: self.base.clone(), id }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn call(base: &str, method: &str, path: &str, body: Option<Value>) -> Result<Value, Value> {
+    let req = agent().request(method, &format!("{base}{path}"));
+    let res = match body {
+        Some(b) => req.send_json(b),
+        None => req.call(),
+    };
+    match res {
+        Ok(r) => Ok(r.into_json::<Value>().map(|v| v["value"].clone()).unwrap_or(Value::Null)),
+        Err(ureq::Error::Status(_, r)) => {
+            Err(r.into_json::<Value>().map(|v| v["value"].clone()).unwrap_or(Value::Null))
+        }
+        Err(e) => Err(json!({"error": "transport", "message": e.to_string()})),
+    }
+}
+
+pub struct Session {
+    base: String,
+    pub id: String,
+}
+
+impl Session {
+    fn p(&self, rest: &str) -> String {
+        format!("/session/{}{rest}", self.id)
+    }
+
+    pub fn exec(&self, script: &str, args: Value) -> Value {
+        call(&self.base, "POST", &self.p("/execute/sync"), Some(json!({"script": script, "args": args})))
+            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    pub fn try_exec(&self, script: &str) -> Result<Value, Value> {
+        call(&self.base, "POST", &self.p("/execute/sync"), Some(json!({"script": script, "args": []})))
+    }
+
+    /// Poll `script` (returns truthy when done) every 50 ms.
+    pub fn wait(&self, what: &str, secs: u64, script: &str) -> Value {
+        let t = Instant::now();
+        loop {
+            if let Ok(v) = self.try_exec(script)
+                && !(v.is_null() || v == json!(false) || v == json!(0) || v == json!(""))
+            {
+                return v;
+            }
+            if t.elapsed() > Duration::from_secs(secs) {
+                let body = self.try_exec("return document.body.innerText.slice(-1500)").unwrap_or_default();
+                panic!("timed out waiting for {what} ({secs} s). Page ends with:\n{body}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn screenshot(&self, path: &Path) {
+        use base64::Engine as _;
+        match call(&self.base, "GET", &self.p("/screenshot"), None) {
+            Ok(v) => {
+                let png = base64::engine::general_purpose::STANDARD.decode(v.as_str().unwrap_or_default()).unwrap();
+                std::fs::write(path, png).unwrap();
+            }
+            Err(e) => eprintln!("screenshot failed: {e}"),
+        }
+    }
+
+    /// The text of an open alert/confirm/prompt dialog, `None` when there is none.
+    pub fn alert_text(&self) -> Option<String> {
+        match call(&self.base, "GET", &self.p("/alert/text"), None) {
+            Ok(v) => Some(v.as_str().unwrap_or_default().to_string()),
+            Err(e) => {
+                assert_eq!(e["error"], "no such alert", "unexpected /alert/text answer: {e}");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = call(&self.base, "DELETE", &format!("/session/{}", self.id), None);
+    }
+}
