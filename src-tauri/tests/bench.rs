@@ -87,6 +87,7 @@ fn pss_tree(root: u32) -> (u64, Vec<String>) {
 }
 
 fn idle_pss(bin: &str, args: &[&str], data: &Path) -> (u64, Vec<String>) {
+    wd::wait_gone(bin);
     let mut child = Command::new(bin)
         .args(args)
         .env("HERMES_DATA_DIR", data)
@@ -98,7 +99,7 @@ fn idle_pss(bin: &str, args: &[&str], data: &Path) -> (u64, Vec<String>) {
     let r = pss_tree(child.id());
     let _ = child.kill();
     let _ = child.wait();
-    std::thread::sleep(Duration::from_millis(500));
+    wd::wait_gone(bin);
     r
 }
 
@@ -131,6 +132,7 @@ fn bench_desktop() {
              return !!c && document.body.innerText.includes('History message 999') && !document.querySelector('.banner')",
         );
         launches.push(t.elapsed().as_millis());
+        eprintln!("BENCH launch {} ms", t.elapsed().as_millis());
         drop(s);
         drop(driver);
         std::thread::sleep(Duration::from_millis(500));

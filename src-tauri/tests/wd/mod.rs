@@ -10,6 +10,51 @@ use serde_json::{Value, json};
 pub struct Driver {
     child: Child,
     pub base: String,
+    binary: std::cell::RefCell<Option<String>>,
+}
+
+/// Processes below `root` (by parent pid).
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parent = std::collections::HashMap::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let Some(close) = stat.rfind(')') else { continue };
+        let ppid = stat[close + 2..].split_whitespace().nth(1).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+        parent.insert(pid, ppid);
+    }
+    parent
+        .keys()
+        .copied()
+        .filter(|&pid| {
+            let mut p = parent.get(&pid).copied().unwrap_or(0);
+            while p > 1 {
+                if p == root {
+                    return true;
+                }
+                p = parent.get(&p).copied().unwrap_or(0);
+            }
+            false
+        })
+        .collect()
+}
+
+/// Wait (≤ 15 s) until no process runs `binary`: the next launch must not meet the previous instance (the
+/// single-instance plugin would hand over to it and exit, and the WebDriver session would hang).
+pub fn wait_gone(binary: &str) {
+    let t = Instant::now();
+    while t.elapsed() < Duration::from_secs(15) {
+        let running = std::fs::read_dir("/proc").map(|rd| {
+            rd.flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.split(|b| *b == 0).next().is_some_and(|a| a == binary.as_bytes()))
+            })
+        });
+        if !running.unwrap_or(false) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn free_port() -> u16 {
@@ -29,7 +74,7 @@ impl Driver {
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
             .env("HERMES_DATA_DIR", data_dir)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(if std::env::var_os("HERMES_WD_LOG").is_some() { Stdio::inherit() } else { Stdio::null() })
             .spawn()
             .expect("WebKitWebDriver (apt install webkit2gtk-driver)");
         let base = format!("http://127.0.0.1:{port}");
@@ -38,10 +83,12 @@ impl Driver {
             assert!(t.elapsed() < Duration::from_secs(10), "WebKitWebDriver did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
-        Driver { child, base }
+        Driver { child, base, binary: std::cell::RefCell::new(None) }
     }
 
     pub fn session(&self, binary: &str, args: &[&str]) -> Session {
+        wait_gone(binary);
+        *self.binary.borrow_mut() = Some(binary.to_string());
         let caps =
             json!({"capabilities": {"alwaysMatch": {"webkitgtk:browserOptions": {"binary": binary, "args": args}}}});
         let v = call(&self.base, "POST", "/session", Some(caps)).expect("new session");
@@ -56,8 +103,16 @@ impl Driver {
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // the app (and its WebKit processes) were started by this driver: end them by pid
+        let below = descendants(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
+        for pid in below {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        if let Some(b) = self.binary.borrow().as_deref() {
+            wait_gone(b);
+        }
     }
 }
 
