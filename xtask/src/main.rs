@@ -182,7 +182,14 @@ fn ui_tests(root: &Path) -> R {
     npm(root, &["install", "--no-audit", "--no-fund"])?;
     npm(root, &["run", "check"])?;
     npm(root, &["test"])?;
-    npm(root, &["run", "build"])
+    npm(root, &["run", "build"])?;
+    // The bundled avatar page: its contract and hostile-text tests.
+    if root.join("avatar/package.json").exists() {
+        let avatar = |args: &[&str]| sh(Command::new("npm").current_dir(root.join("avatar")).args(args));
+        avatar(&["ci", "--no-audit", "--no-fund"])?;
+        avatar(&["test"])?;
+    }
+    Ok(())
 }
 
 /// Build every fuzz target and run each briefly (the long runs are local; see fuzz/README).
