@@ -788,41 +788,12 @@ fn describe(path: &Path, media_id: &str, name: String, mime: String, size: u64) 
         d.duration = std::fs::read(path).ok().and_then(|b| hermes_voice::wav::duration_secs(&b));
     } else if d.mime.starts_with("image/")
         && let Ok(b) = std::fs::read(path)
-        && let Some((w, h)) = image_size(&b)
+        && let Some((w, h)) = files::image_size(&b)
     {
         d.width = Some(w);
         d.height = Some(h);
     }
     d
-}
-
-/// Width and height from a PNG, GIF or JPEG header.
-pub fn image_size(b: &[u8]) -> Option<(u32, u32)> {
-    if b.len() >= 24 && b.starts_with(b"\x89PNG\r\n\x1a\n") {
-        let w = u32::from_be_bytes(b[16..20].try_into().ok()?);
-        let h = u32::from_be_bytes(b[20..24].try_into().ok()?);
-        return Some((w, h));
-    }
-    if b.len() >= 10 && (b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")) {
-        return Some((u16::from_le_bytes([b[6], b[7]]) as u32, u16::from_le_bytes([b[8], b[9]]) as u32));
-    }
-    if b.len() >= 4 && b[0] == 0xFF && b[1] == 0xD8 {
-        let mut i = 2;
-        while i + 9 < b.len() {
-            if b[i] != 0xFF {
-                return None;
-            }
-            let marker = b[i + 1];
-            let len = u16::from_be_bytes([b[i + 2], b[i + 3]]) as usize;
-            if matches!(marker, 0xC0..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF) {
-                let h = u16::from_be_bytes([b[i + 5], b[i + 6]]) as u32;
-                let w = u16::from_be_bytes([b[i + 7], b[i + 8]]) as u32;
-                return Some((w, h));
-            }
-            i += 2 + len;
-        }
-    }
-    None
 }
 
 fn urlencode(s: &str) -> String {

@@ -59,6 +59,35 @@ pub async fn clean_partials(dir: &Path) {
     }
 }
 
+/// G-4b: width and height of an image we send, read from its PNG, GIF or JPEG header (no decoding).
+pub fn image_size(b: &[u8]) -> Option<(u32, u32)> {
+    if b.len() >= 24 && b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        let w = u32::from_be_bytes(b[16..20].try_into().ok()?);
+        let h = u32::from_be_bytes(b[20..24].try_into().ok()?);
+        return Some((w, h));
+    }
+    if b.len() >= 10 && (b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a")) {
+        return Some((u16::from_le_bytes([b[6], b[7]]) as u32, u16::from_le_bytes([b[8], b[9]]) as u32));
+    }
+    if b.len() >= 4 && b[0] == 0xFF && b[1] == 0xD8 {
+        let mut i = 2;
+        while i + 9 < b.len() {
+            if b[i] != 0xFF {
+                return None;
+            }
+            let marker = b[i + 1];
+            let len = u16::from_be_bytes([b[i + 2], b[i + 3]]) as usize;
+            if matches!(marker, 0xC0..=0xC3 | 0xC5..=0xC7 | 0xC9..=0xCB | 0xCD..=0xCF) {
+                let h = u16::from_be_bytes([b[i + 5], b[i + 6]]) as u32;
+                let w = u16::from_be_bytes([b[i + 7], b[i + 8]]) as u32;
+                return Some((w, h));
+            }
+            i += 2 + len;
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +104,26 @@ mod tests {
         let c = save_into(dir.path(), "", b"3").await.unwrap();
         assert!(c.starts_with(dir.path()));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no partial left behind");
+    }
+
+    #[test]
+    fn g4b_image_size_from_headers_and_never_a_panic_on_junk() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        png.extend_from_slice(&1920u32.to_be_bytes());
+        png.extend_from_slice(&1080u32.to_be_bytes());
+        assert_eq!(image_size(&png), Some((1920, 1080)));
+        assert_eq!(image_size(b"GIF89a\x40\x01\xf0\x00rest"), Some((320, 240)));
+        // JPEG: SOI, an APP0 segment to skip, then SOF0 with height 480 and width 640
+        let jpeg = [
+            0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x00, 0x00, 0xFF, 0xC0, 0x00, 0x11, 0x08, 0x01, 0xE0, 0x02, 0x80, 0x03,
+        ];
+        assert_eq!(image_size(&jpeg), Some((640, 480)));
+        for cut in 0..jpeg.len() {
+            let _ = image_size(&jpeg[..cut]);
+            let _ = image_size(&png[..cut.min(png.len())]);
+        }
+        assert_eq!(image_size(b"not an image at all"), None);
+        assert_eq!(image_size(&[0xFF, 0xD8, 0x00, 0x00, 0, 0, 0, 0, 0, 0, 0, 0]), None, "broken marker chain");
     }
 
     #[test]
