@@ -21,6 +21,7 @@ mod adapter;
 pub mod assets;
 mod cards;
 mod demo;
+pub mod faultproxy;
 mod http;
 mod jwt;
 mod log;
@@ -87,7 +88,14 @@ pub struct Config {
     pub expire_card_secs: u64,
     /// How long a new adapter connection may take to send `hello`.
     pub hello_timeout: Duration,
+    /// Keep the uplink log (and so the memory of which ids were accepted) of an earlier server: a restarted server
+    /// that still drops repeats, like an agent whose deduplication survives its restarts. `None`: a fresh log.
+    pub log: Option<LogHandle>,
 }
+
+/// The uplink log of a server, to hand to the next one ([`Config::log`], [`Running::log_handle`]).
+#[derive(Debug, Clone)]
+pub struct LogHandle(Arc<log::Log>);
 
 impl Default for Config {
     fn default() -> Self {
@@ -107,6 +115,7 @@ impl Default for Config {
             card_timeout_secs: 300,
             expire_card_secs: 5,
             hello_timeout: Duration::from_secs(30),
+            log: None,
         }
     }
 }
@@ -156,7 +165,7 @@ pub(crate) struct Shared {
     pub cfg: Config,
     pub addr: SocketAddr,
     pub media_dir: PathBuf,
-    pub log: log::Log,
+    pub log: Arc<log::Log>,
     pub conns: Mutex<HashMap<u64, ConnHandle>>,
     next_conn: AtomicU64,
     pub readies: AtomicU64,
@@ -260,11 +269,12 @@ pub async fn start(cfg: Config) -> anyhow::Result<Running> {
         }
     };
     let limits = MediaLimits { max_media_bytes: cfg.max_media_bytes };
+    let log = cfg.log.as_ref().map_or_else(|| Arc::new(log::Log::new()), |h| h.0.clone());
     let shared = Arc::new(Shared {
         cfg,
         addr,
         media_dir,
-        log: log::Log::new(),
+        log,
         conns: Mutex::new(HashMap::new()),
         next_conn: AtomicU64::new(1),
         readies: AtomicU64::new(0),
@@ -332,6 +342,11 @@ impl Running {
     /// A snapshot of the uplink log.
     pub fn log(&self) -> Vec<LogEntry> {
         self.shared.log.entries()
+    }
+
+    /// The log itself, to give to a restarted server ([`Config::log`]).
+    pub fn log_handle(&self) -> LogHandle {
+        LogHandle(self.shared.log.clone())
     }
 
     /// Wait until `pred(log)` holds, at most `timeout`; returns that log, or `None` on timeout.

@@ -435,6 +435,11 @@ pub fn safe_filename(name: &str, mime: Option<&str>) -> String {
             cut -= 1;
         }
         s = format!("{}{}", &stem[..cut], ext);
+        // the cut may leave a trailing dot or space, or only replacement characters: clean up again (idempotent)
+        s = s.trim_end_matches([' ', '.']).to_string();
+        if s.chars().all(|c| c == '_') {
+            return format!("file.{}", ext_for_mime(mime.unwrap_or("")));
+        }
     }
     s
 }
@@ -575,5 +580,12 @@ mod tests {
         let s = safe_filename(&long, None);
         assert!(s.len() <= MAX_NAME_BYTES && s.ends_with(".jpeg"));
         assert_eq!(safe_filename("report final.pdf", None), "report final.pdf");
+        // found by fuzz/fuzz_targets/safe_filename.rs: control characters past the length cut left a name of only
+        // replacement characters, and a second pass changed it (not idempotent)
+        let junk = format!("{}nw", "\0".repeat(200));
+        assert_eq!(safe_filename(&junk, None), "file.bin");
+        let spaced = format!("{}  x", "a".repeat(119));
+        let once = safe_filename(&spaced, None);
+        assert_eq!(safe_filename(&once, None), once);
     }
 }

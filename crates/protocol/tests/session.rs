@@ -767,16 +767,16 @@ fn a11_typing_and_typing_stop_and_avatar() {
 fn a9_a21_chunked_and_edited_replies_become_whole_message_events() {
     let t0 = Instant::now();
     let mut s = adapter_ready(json!({}), t0);
-    s.handle_text(r#"{"t":"message","id":"r1","text":"world","chunk":{"index":1,"total":2},"final":true}"#, t0);
-    s.handle_text(r#"{"t":"message","id":"r1","text":"hello ","chunk":{"index":0,"total":2},"final":false}"#, t0);
-    s.handle_text(
+    let mut seen = Vec::new();
+    for frame in [
+        r#"{"t":"message","id":"r1","text":"world","chunk":{"index":1,"total":2},"final":true}"#,
+        r#"{"t":"message","id":"r1","text":"hello ","chunk":{"index":0,"total":2},"final":false}"#,
         r#"{"t":"message","id":"r2","text":"Counting","edit":true,"chunk":{"index":0,"total":1},"final":false}"#,
-        t0,
-    );
-    s.handle_text(
         r#"{"t":"message","id":"r2","text":"Counting the answer…","edit":true,"chunk":{"index":0,"total":1},"final":true,"reply_to":"m1"}"#,
-        t0,
-    );
+    ] {
+        s.handle_text(frame, t0);
+        seen.extend(events(&mut s));
+    }
     let msg = |id: &str, text: &str, final_: bool, reply_to: Option<&str>| Event::Message {
         id: id.into(),
         text: text.into(),
@@ -785,7 +785,7 @@ fn a9_a21_chunked_and_edited_replies_become_whole_message_events() {
         session: None,
     };
     assert_eq!(
-        events(&mut s),
+        seen,
         vec![
             msg("r1", "world", false, None),
             msg("r1", "hello world", true, None),
@@ -793,6 +793,41 @@ fn a9_a21_chunked_and_edited_replies_become_whole_message_events() {
             msg("r2", "Counting the answer…", true, Some("m1")),
         ]
     );
+}
+
+#[test]
+fn a9_a21_a_burst_of_updates_of_one_reply_is_one_event_not_n_squared_bytes() {
+    // Each event carries the whole text so far: updates not yet polled are replaced by the newest, so a hostile
+    // agent's endless non-final chunks cannot make the events grow quadratically (crates/client/tests/hostile.rs).
+    let t0 = Instant::now();
+    let mut s = adapter_ready(json!({}), t0);
+    let piece = "y".repeat(1000);
+    for i in 0..100 {
+        s.handle_text(
+            &json!({"t":"message","id":"r1","text":piece,"chunk":{"index":i,"total":200},"final":false}).to_string(),
+            t0,
+        );
+    }
+    s.handle_text(r#"{"t":"message","id":"r2","text":"other","final":false}"#, t0);
+    s.handle_text(r#"{"t":"message","id":"r1","text":"!","chunk":{"index":100,"total":200},"final":false}"#, t0);
+    let ev = events(&mut s);
+    let texts: Vec<(String, usize, bool)> = ev
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message { id, text, final_, .. } => Some((id.clone(), text.len(), *final_)),
+            _ => None,
+        })
+        .collect();
+    // r1's first 100 chunks became one event; r2 in between keeps the order; then r1 again
+    assert_eq!(
+        texts,
+        vec![("r1".to_string(), 100_000, false), ("r2".to_string(), 5, false), ("r1".to_string(), 100_001, false)]
+    );
+    // a final update is never replaced
+    s.handle_text(r#"{"t":"message","id":"r3","text":"done","final":true}"#, t0);
+    s.handle_text(r#"{"t":"message","id":"r3","text":"done again","edit":true,"final":false}"#, t0);
+    let n = events(&mut s).iter().filter(|e| matches!(e, Event::Message { id, .. } if id == "r3")).count();
+    assert_eq!(n, 2);
 }
 
 #[test]
@@ -951,16 +986,9 @@ fn g5_g6_v3_text_and_streams_become_message_events() {
         reply_to: Some("msg_001".into()),
         session: Some("abc-123-def".into()),
     };
-    assert_eq!(
-        events(&mut s),
-        vec![
-            m("msg_002", "好的，马上处理", true),
-            m("str_001", "", false),
-            m("str_001", "快速排序的", false),
-            m("str_001", "快速排序的思路", false),
-            m("str_001", "快速排序的思路", true),
-        ]
-    );
+    // updates not yet polled are replaced by the newest (each carries the whole text so far): one polled burst
+    // gives the stream's final state at once
+    assert_eq!(events(&mut s), vec![m("msg_002", "好的，马上处理", true), m("str_001", "快速排序的思路", true)]);
 }
 
 #[test]
