@@ -2,7 +2,7 @@
 # Build one cargo-fuzz target and run it for SECONDS with its committed seed corpus.
 #
 #   fuzz/run.sh TARGET SECONDS [extra libFuzzer flags…]
-#   targets: decode_adapter decode_v3 reply_assembler media_assembler session
+#   targets: decode_adapter decode_v3 reply_assembler media_assembler session safe_filename outbox wav
 #
 # Needs only stable Rust and the cargo-fuzz binary (`cargo install cargo-fuzz --locked`). cargo-fuzz passes
 # nightly-only rustc flags (-Zsanitizer=address, coverage passes); RUSTC_BOOTSTRAP=1 makes stable rustc accept them.

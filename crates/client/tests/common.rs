@@ -46,6 +46,20 @@ impl Client {
         }
     }
 
+    /// Like [`Client::wait`], but events are not kept (for floods of big events).
+    pub async fn wait_forget(&mut self, secs: u64, mut pred: impl FnMut(&Event) -> bool) -> Event {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        loop {
+            let ev = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out; events so far: {:#?}", self.seen))
+                .expect("engine stopped");
+            if pred(&ev) {
+                return ev;
+            }
+        }
+    }
+
     /// Collect events for `ms` milliseconds.
     pub async fn drain(&mut self, ms: u64) -> Vec<Event> {
         let mut out = Vec::new();
