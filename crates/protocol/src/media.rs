@@ -415,16 +415,6 @@ pub fn safe_filename(name: &str, mime: Option<&str>) -> String {
         })
         .collect();
     s = s.trim_matches(|c: char| c == ' ' || c == '.').to_string();
-    if s.chars().all(|c| c == '_') {
-        s.clear();
-    }
-    if s.is_empty() {
-        return format!("file.{}", ext_for_mime(mime.unwrap_or("")));
-    }
-    let stem = s.split('.').next().unwrap_or("").to_ascii_uppercase();
-    if RESERVED.contains(&stem.trim()) {
-        s.insert(0, '_');
-    }
     if s.len() > MAX_NAME_BYTES {
         let (stem, ext) = match s.rfind('.') {
             Some(i) if s.len() - i <= 16 => (&s[..i], &s[i..]),
@@ -435,11 +425,20 @@ pub fn safe_filename(name: &str, mime: Option<&str>) -> String {
             cut -= 1;
         }
         s = format!("{}{}", &stem[..cut], ext);
-        // the cut may leave a trailing dot or space, or only replacement characters: clean up again (idempotent)
+        // the cut may leave a trailing dot or space
         s = s.trim_end_matches([' ', '.']).to_string();
-        if s.chars().all(|c| c == '_') {
-            return format!("file.{}", ext_for_mime(mime.unwrap_or("")));
+    }
+    // (after the cut: fuzzing found names that became "only replacement characters" or a device name by it)
+    if s.chars().all(|c| c == '_') {
+        return format!("file.{}", ext_for_mime(mime.unwrap_or("")));
+    }
+    let stem = s.split('.').next().unwrap_or("").to_ascii_uppercase();
+    if RESERVED.contains(&stem.trim()) {
+        s.insert(0, '_');
+        while s.len() > MAX_NAME_BYTES {
+            s.pop();
         }
+        s = s.trim_end_matches([' ', '.']).to_string();
     }
     s
 }
@@ -584,6 +583,8 @@ mod tests {
         // replacement characters, and a second pass changed it (not idempotent)
         let junk = format!("{}nw", "\0".repeat(200));
         assert_eq!(safe_filename(&junk, None), "file.bin");
+        let device = format!("LPT2{}\u{202f}x{}", " ".repeat(120), "y".repeat(50));
+        assert_eq!(safe_filename(&device, None), "_LPT2");
         let spaced = format!("{}  x", "a".repeat(119));
         let once = safe_filename(&spaced, None);
         assert_eq!(safe_filename(&once, None), once);
