@@ -117,10 +117,17 @@ fn profile_and_conversation(
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("HERMES_LOG").unwrap_or_else(|_| "warn".into()))
-        .with_writer(std::io::stderr)
-        .init();
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("HERMES_LOG").unwrap_or_else(|_| "warn".into());
+    // The WebSocket and HTTP layers print whole frames and requests at debug/trace: the `hello` frame carries the
+    // token. Capped whatever HERMES_LOG says (crates/cli/tests/crash.rs greps a trace-level run for it).
+    for quiet in
+        ["tungstenite=info", "tokio_tungstenite=info", "hyper=info", "hyper_util=info", "h2=info", "reqwest=info"]
+    {
+        if let Ok(d) = quiet.parse() {
+            filter = filter.add_directive(d);
+        }
+    }
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let data_dir = hermes_store::resolve_data_dir(args.data_dir.as_deref())?;
     std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create {}", data_dir.display()))?;
     let dialect = match args.dialect {
