@@ -66,9 +66,10 @@ fn main() -> ExitCode {
         Some("e2e") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| e2e(&root, &args[1..])),
         Some("bench") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| bench(&root)),
         Some("bindings") => bindings(&root),
+        Some("soak") => soak(&root),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|run|e2e|bench|bindings|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts"
+                "usage: cargo xtask <test|run|e2e|bench|bindings|soak|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts\n  soak                long reliability runs (1,000-exchange fault soak, hostile agent)"
             );
             Err("unknown task".into())
         }
@@ -213,6 +214,20 @@ fn fuzz_smoke(root: &Path) -> R {
         sh(Command::new("bash").current_dir(root).args(["fuzz/run.sh", &t, &secs]))?;
     }
     Ok(())
+}
+
+/// The long variants of the reliability suite (SECURITY.md): the fault soak with `HERMES_SOAK=long` (1,000 exchanges
+/// and 20 uploads across ≥ 50 faults, ~6 min) and the hostile-agent test (prints its peak RSS). `cargo xtask test`
+/// runs the short variants; long fuzz runs are `fuzz/run.sh TARGET SECS`.
+fn soak(root: &Path) -> R {
+    let run = |test: &str| {
+        sh(cargo()
+            .current_dir(root)
+            .args(["test", "-p", "hermes-client", "--locked", "--test", test, "--", "--nocapture"])
+            .env("HERMES_SOAK", "long"))
+    };
+    run("soak")?;
+    run("hostile")
 }
 
 fn target_dir(root: &Path) -> PathBuf {
