@@ -1,10 +1,16 @@
-//! The WAV readers on arbitrary bytes (a voice file we send, or a hostile file the user picks): `duration_secs`,
+//! The WAV readers of crates/voice (compiled in from its sources) on arbitrary bytes (a voice file we send, or a hostile file the user picks): `duration_secs`,
 //! `to_hermes_wav` and `split_wav` never panic and never allocate beyond the input's size class (libFuzzer's
 //! -rss_limit_mb catches a header that claims gigabytes). A conversion result is a WAV that reads back; a split
 //! keeps every byte of the data and each piece fits the limit.
 #![no_main]
 
-use hermes_voice::wav;
+#[allow(dead_code)]
+#[path = "../../crates/voice/src/resample.rs"]
+mod resample;
+#[allow(dead_code)]
+#[path = "../../crates/voice/src/wav.rs"]
+mod wav;
+
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|input: (u16, &[u8])| {

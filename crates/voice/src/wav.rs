@@ -120,7 +120,8 @@ pub fn decode_mono(input: &[u8]) -> Result<(Vec<f32>, u32), WavError> {
     check_spec(&spec)?;
     let frames = r.duration() as usize;
     let ch = usize::from(spec.channels);
-    let mut mono = Vec::with_capacity(frames);
+    // the header's frame count is a claim: never reserve more than the input could hold
+    let mut mono = Vec::with_capacity(frames.min(input.len()));
     let inv_ch = 1.0 / ch as f32;
     // Fast paths for the common encodings: read the data chunk directly.
     match (spec.sample_format, spec.bits_per_sample) {
@@ -137,7 +138,7 @@ pub fn decode_mono(input: &[u8]) -> Result<(Vec<f32>, u32), WavError> {
         (SampleFormat::Float, 32) => {
             let data = data_bytes(r)?;
             mono.extend(data.chunks_exact(4 * ch).map(|f| {
-                f.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).sum::<f32>() * inv_ch
+                finite(f.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).sum::<f32>() * inv_ch)
             }));
             return if mono.is_empty() { Err(WavError::Empty) } else { Ok((mono, spec.sample_rate)) };
         }
@@ -161,6 +162,13 @@ pub fn decode_mono(input: &[u8]) -> Result<(Vec<f32>, u32), WavError> {
     Ok((mono, spec.sample_rate))
 }
 
+/// NaN and infinities (a float WAV can hold them; a sum can overflow) become silence and huge values are clipped to
+/// full scale: the resampler's FFT panics on non-finite values and overflows on huge ones (found by
+/// fuzz/fuzz_targets/wav.rs). Full scale is where the PCM16 output clips anyway.
+fn finite(x: f32) -> f32 {
+    if x.is_finite() { x.clamp(-1.0, 1.0) } else { 0.0 }
+}
+
 fn fold<I>(samples: I, ch: usize, inv_ch: f32, scale: f32, out: &mut Vec<f32>) -> Result<(), WavError>
 where
     I: Iterator<Item = Result<f32, hound::Error>>,
@@ -171,7 +179,7 @@ where
         acc += s.map_err(map_hound)?;
         k += 1;
         if k == ch {
-            out.push(acc * inv_ch * scale);
+            out.push(finite(acc * inv_ch * scale));
             acc = 0.0;
             k = 0;
         }
@@ -283,6 +291,33 @@ pub fn split_wav(wav: &[u8], max_bytes: usize) -> Result<Vec<Vec<u8>>, WavError>
 mod tests {
     use super::*;
     use hound::WavWriter;
+
+    #[test]
+    fn non_finite_float_samples_and_lying_headers_are_errors_or_silence_never_a_panic() {
+        // found by fuzz/fuzz_targets/wav.rs: NaN/inf samples made the resampler's FFT panic
+        let spec =
+            WavSpec { channels: 1, sample_rate: 22_050, bits_per_sample: 32, sample_format: SampleFormat::Float };
+        let mut buf = Cursor::new(Vec::new());
+        {
+            let mut w = WavWriter::new(&mut buf, spec).unwrap();
+            for i in 0..4000 {
+                let x = match i % 4 {
+                    0 => f32::NAN,
+                    1 => f32::INFINITY,
+                    2 => f32::MAX,
+                    _ => 0.25,
+                };
+                w.write_sample(x).unwrap();
+            }
+            w.finalize().unwrap();
+        }
+        let out = to_hermes_wav(buf.get_ref()).expect("converted");
+        assert!(duration_secs(&out).is_some());
+        // a header claiming ~4 billion frames over a few bytes of data: no giant allocation, a clean result
+        let mut lying = encode_pcm16(&[1, 2, 3], WavSpec { sample_rate: 44_100, ..HERMES_SPEC });
+        lying[40..44].copy_from_slice(&u32::MAX.to_le_bytes());
+        let _ = decode_mono(&lying);
+    }
 
     fn write(spec: WavSpec, f: impl FnOnce(&mut WavWriter<Cursor<&mut Vec<u8>>>)) -> Vec<u8> {
         let mut buf = Vec::new();
