@@ -141,7 +141,7 @@ async fn settle(
     let Some((fault, readies_before, at)) = last.take() else { return };
     if matches!(fault, Fault::CutAfter(..)) {
         // keep the line busy (more exchanges) until the cut has its bytes
-        while proxy.cut_pending() && at.elapsed() < Duration::from_secs(5) {
+        while proxy.cut_pending() && at.elapsed() < Duration::from_secs(2) {
             send_text(handle, texts, rng, seen, seed).await;
         }
         if proxy.cut_pending() {
@@ -214,7 +214,10 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
     let started = Instant::now();
     let mut srv = server(None).await;
     let proxy = Arc::new(FaultProxy::start(srv.addr(), seed).await.unwrap());
+    // one generator for the fault plan, another for message texts: how many texts a run sends depends on timing, the
+    // plan (which faults, where, which files) depends on the seed only
     let mut rng = proxy.rng();
+    let mut text_rng = Rng::new(seed ^ 0x7e57_7e57);
     let dir = tempfile::tempdir().unwrap();
     let url = format!("ws://{}/ws", proxy.addr());
     let (store, profile_id, conv_id, device_id) = open_store(dir.path(), &url);
@@ -281,6 +284,22 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
             .expect("the heartbeat finds the half-open connection and the client reconnects");
         eprintln!("soak: half-open connection detected and replaced after {:.0} s", started.elapsed().as_secs_f64());
     }
+    // every kind of fault at least once (random parameters), the rest drawn at random; in a seeded order
+    let mut planned: Vec<Fault> = vec![
+        Fault::Restart,
+        Fault::HalfOpen(Duration::from_millis(rng.range(200, 1500))),
+        Fault::CutAfter(ProxyDir::Up, rng.range(1, 1500)),
+        Fault::CutAfter(ProxyDir::Down, rng.range(1, 1500)),
+        Fault::Drop,
+        Fault::Latency(Duration::from_millis(rng.range(20, 150))),
+        Fault::Bandwidth(rng.range(256 * 1024, 1024 * 1024)),
+    ];
+    while planned.len() < fault_at.len() {
+        planned.push(Fault::random(&mut rng, true));
+    }
+    for i in (1..planned.len()).rev() {
+        planned.swap(i, rng.range(0, i as u64 + 1) as usize);
+    }
     let mut uploads_done = 0;
     let mut last: Option<(Fault, usize, Instant)> = None;
     for i in 0..plan.exchanges {
@@ -295,6 +314,15 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
             let name = format!("upload-{uploads_done}.bin");
             let path = files_dir.join(&name);
             std::fs::write(&path, &bytes).unwrap();
+            if rng.chance(50) {
+                // mid-upload: armed before the file is queued, the cut lands inside its frames (base64 is larger
+                // than the file)
+                settle(&proxy, &seen, &mut last, &mut counts, &handle, &mut texts, &mut text_rng, seed).await;
+                counts.mid_upload_cuts += 1;
+                let f = Fault::CutAfter(ProxyDir::Up, rng.range(64, size.max(65)));
+                last = Some((f.clone(), seen.lock().unwrap().readies, Instant::now()));
+                inject(f, &proxy, &mut srv, &mut rng, &mut counts).await;
+            }
             let id = handle
                 .command(Command::File {
                     path: path.to_string_lossy().into(),
@@ -307,28 +335,20 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
                 .unwrap();
             files.insert(id, (name, size, hex::encode(sha2::Sha256::digest(&bytes))));
             uploads_done += 1;
-            if rng.chance(50) {
-                // mid-upload: the connection dies somewhere inside the file's frames
-                settle(&proxy, &seen, &mut last, &mut counts, &handle, &mut texts, &mut rng, seed).await;
-                counts.mid_upload_cuts += 1;
-                let f = Fault::CutAfter(ProxyDir::Up, rng.range(64, size.max(65)));
-                last = Some((f.clone(), seen.lock().unwrap().readies, Instant::now()));
-                inject(f, &proxy, &mut srv, &mut rng, &mut counts).await;
-            }
         }
         if fault_at.contains(&i) {
-            settle(&proxy, &seen, &mut last, &mut counts, &handle, &mut texts, &mut rng, seed).await;
-            let mut f = Fault::random(&mut rng, true);
+            settle(&proxy, &seen, &mut last, &mut counts, &handle, &mut texts, &mut text_rng, seed).await;
+            let mut f = planned.pop().unwrap_or_else(|| Fault::random(&mut rng, true));
             if let Fault::CutAfter(_, n) = &mut f {
                 *n = 1 + *n % 1500; // texts and replies are small: make the cut land while they flow
             }
             last = Some((f.clone(), seen.lock().unwrap().readies, Instant::now()));
             inject(f, &proxy, &mut srv, &mut rng, &mut counts).await;
         }
-        send_text(&handle, &mut texts, &mut rng, &seen, seed).await;
+        send_text(&handle, &mut texts, &mut text_rng, &seen, seed).await;
         tokio::time::sleep(Duration::from_millis(rng.range(0, 12))).await;
     }
-    settle(&proxy, &seen, &mut last, &mut counts, &handle, &mut texts, &mut rng, seed).await;
+    settle(&proxy, &seen, &mut last, &mut counts, &handle, &mut texts, &mut text_rng, seed).await;
     proxy.heal();
 
     // Everything must arrive: wait until the store has every message delivered.
