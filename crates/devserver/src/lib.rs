@@ -87,6 +87,9 @@ pub struct Config {
     pub expire_card_secs: u64,
     /// How long a new adapter connection may take to send `hello`.
     pub hello_timeout: Duration,
+    /// Pause after each received upload piece (an adapter `media` frame, a chunk of a v3 HTTP upload body): a slow
+    /// agent, so that upload progress (and its cancel button) can be seen and tested. Zero by default.
+    pub upload_delay: Duration,
 }
 
 impl Default for Config {
@@ -107,6 +110,7 @@ impl Default for Config {
             card_timeout_secs: 300,
             expire_card_secs: 5,
             hello_timeout: Duration::from_secs(30),
+            upload_delay: Duration::ZERO,
         }
     }
 }
