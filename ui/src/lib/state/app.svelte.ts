@@ -137,8 +137,11 @@ export class AppState {
     if (!s) return;
     if (!s.conversationsLoaded) await s.loadConversations().catch(() => {});
     const conv = s.conversations[0];
+    // Connect while the history loads (launch → interactive): live events that arrive first stay after the stored
+    // messages (loadHistory merges them).
+    const connecting = s.status.kind === 'idle' ? s.connect() : Promise.resolve();
     if (conv) await this.select(profileId, conv.id);
-    if (s.status.kind === 'idle') await s.connect();
+    await connecting;
     if (!conv) {
       // A new v3 agent has no conversation until connecting created its first one: show it (not "Loading…").
       await s.loadConversations().catch(() => {});
