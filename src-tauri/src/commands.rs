@@ -29,6 +29,7 @@ pub fn app_info(app: AppHandle, state: State<'_, AppState>) -> AppInfo {
         log_dir: state.log_dir.display().to_string(),
         keychain: state.keychain.clone(),
         demo: state.demo.lock().map(|d| d.is_some()).unwrap_or(false),
+        pending_link: state.pending_link.lock().ok().and_then(|mut l| l.take()),
     }
 }
 
@@ -68,7 +69,7 @@ pub fn create_profile(state: State<'_, AppState>, input: ProfileInput) -> AppRes
     let new = NewProfile {
         name: input.name.trim().to_string(),
         url: input.url.trim().to_string(),
-        dialect: input.dialect.into(),
+        dialect: input.dialect,
         v3_user_id: clean(input.user_id),
         allow_insecure_ws: input.allow_insecure_ws,
         avatar_url: clean(input.avatar_url_override),
@@ -226,7 +227,7 @@ pub async fn connect(
             if let hermes_protocol::Event::AccessDenied { reason } = &ev {
                 tracing::warn!(profile = %pid, "access denied: {reason}");
             }
-            if on_event.send(EngineEvent::from(ev)).is_err() {
+            if on_event.send(ev).is_err() {
                 tracing::info!(profile = %pid, "the UI channel closed");
                 break;
             }
@@ -252,7 +253,7 @@ pub async fn send_command(
 ) -> AppResult<SendResult> {
     let engines = state.engines.lock().await;
     let e = engines.get(&profile_id).ok_or_else(|| AppError::new("not_connected", "this profile is not connected"))?;
-    match e.handle.command(command.into()).await {
+    match e.handle.command(command).await {
         Ok(id) => Ok(SendResult { id }),
         Err(reason) => Err(AppError::new("rejected", reason)),
     }
@@ -328,15 +329,12 @@ fn stored_message(state: &AppState, s: &hermes_store::Store, m: hermes_store::Me
     StoredMessage {
         id: m.id,
         server_id: m.server_id,
-        direction: match m.direction {
-            hermes_store::Direction::In => MessageDirection::In,
-            hermes_store::Direction::Out => MessageDirection::Out,
-        },
+        direction: m.direction,
         text: m.text,
         final_: m.assembly == hermes_store::Assembly::Final,
         state: state_,
         reply_to: m.reply_to,
-        error: m.error.map(|e| MessageErrorInfo { code: e.code, text: e.text }),
+        error: m.error,
         created_at: iso(m.created_at),
         attachments,
     }
@@ -387,7 +385,18 @@ pub fn search(state: State<'_, AppState>, query: String, profile_id: Option<Stri
 }
 
 /// Ask where to save; `None` if the user cancelled.
+/// WebDriver cannot drive the native GTK file dialogs: under automation only (`TAURI_WEBVIEW_AUTOMATION`, set by
+/// WebKitWebDriver), `HERMES_E2E_SAVE_DIR` answers "save as" with `<dir>/<suggested name>` and `HERMES_E2E_PICK_FILES`
+/// (paths separated by newlines) answers the file picker. Everything after the dialog runs as for a user.
+fn e2e_dialog_override(var: &str) -> Option<String> {
+    std::env::var_os("TAURI_WEBVIEW_AUTOMATION")?;
+    std::env::var(var).ok().filter(|v| !v.is_empty())
+}
+
 async fn ask_save_path(app: &AppHandle, suggested: &str) -> AppResult<Option<PathBuf>> {
+    if let Some(dir) = e2e_dialog_override("HERMES_E2E_SAVE_DIR") {
+        return Ok(Some(PathBuf::from(dir).join(suggested)));
+    }
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog().file().set_file_name(suggested).save_file(move |p| {
         let _ = tx.send(p.and_then(|p| p.into_path().ok()));
@@ -483,6 +492,9 @@ pub async fn save_file_as(app: AppHandle, state: State<'_, AppState>, path: Stri
 #[tauri::command]
 #[specta::specta]
 pub async fn pick_files(app: AppHandle) -> AppResult<Vec<String>> {
+    if let Some(list) = e2e_dialog_override("HERMES_E2E_PICK_FILES") {
+        return Ok(list.lines().map(str::to_string).collect());
+    }
     let (tx, rx) = tokio::sync::oneshot::channel();
     app.dialog().file().pick_files(move |paths| {
         let _ = tx.send(paths.unwrap_or_default());
@@ -533,6 +545,7 @@ pub fn file_info(path: String) -> AppResult<FileInfo> {
         name: p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
         size: meta.len(),
         mime: Some(hermes_client::files::mime_for_path(&p)),
+        duration_ms: crate::media::duration_ms(&p),
         path,
     })
 }

@@ -1,254 +1,18 @@
-//! IPC types with specta derives, mirroring the crates' serde shapes exactly (the protocol and store crates do not
-//! depend on specta). `tests::mirror_*` prove the JSON is identical to the originals'.
+//! The shell's IPC view models (camelCase, ISO dates, joined attachments) with specta derives.
+//!
+//! The engine's event/command model and the store's small enums are *not* mirrored here: `hermes-protocol` and
+//! `hermes-store` derive `specta::Type` themselves behind their `specta` feature, and are re-exported below under the
+//! names the UI uses. A new command's argument/return type goes here only when it is a UI-shaped view of crate data;
+//! crate types cross the IPC boundary as they are.
 
-use hermes_protocol::adapter::PromptOption as POption;
-use hermes_protocol::{Command as PCommand, Direction as PDirection, Event as PEvent};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
-pub struct PromptOption {
-    pub id: String,
-    #[serde(default)]
-    pub label: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[specta(optional)]
-    pub style: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Up,
-    Down,
-}
-
-/// Everything an engine tells the UI (`hermes_protocol::Event`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum EngineEvent {
-    Connecting {
-        attempt: u32,
-    },
-    Ready {
-        session: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        avatar_url: Option<String>,
-        capabilities: serde_json::Map<String, serde_json::Value>,
-    },
-    Message {
-        id: String,
-        text: String,
-        #[serde(rename = "final")]
-        final_: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        reply_to: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        session: Option<String>,
-    },
-    Typing {
-        on: bool,
-    },
-    Avatar {
-        state: String,
-    },
-    Prompt {
-        id: String,
-        kind: String,
-        text: String,
-        options: Vec<PromptOption>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        command: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        description: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        timeout_seconds: Option<u64>,
-    },
-    PromptDone {
-        prompt_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        option_id: Option<String>,
-        expired: bool,
-    },
-    Media {
-        id: String,
-        kind: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        mime: Option<String>,
-        filename: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        caption: Option<String>,
-        path: String,
-        size: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        session: Option<String>,
-    },
-    Progress {
-        id: String,
-        direction: Direction,
-        done: u64,
-        total: u64,
-    },
-    Error {
-        code: String,
-        text: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        id: Option<String>,
-    },
-    Sent {
-        id: String,
-    },
-    Delivered {
-        id: String,
-    },
-    Disconnected {
-        reason: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        retry_in_ms: Option<u64>,
-    },
-    AccessDenied {
-        reason: String,
-    },
-    Rejected {
-        cmd: String,
-        reason: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        id: Option<String>,
-    },
-}
-
-fn opt(o: POption) -> PromptOption {
-    PromptOption { id: o.id, label: o.label, style: o.style }
-}
-
-impl From<PEvent> for EngineEvent {
-    fn from(e: PEvent) -> Self {
-        match e {
-            PEvent::Connecting { attempt } => EngineEvent::Connecting { attempt },
-            PEvent::Ready { session, avatar_url, capabilities } => {
-                EngineEvent::Ready { session, avatar_url, capabilities }
-            }
-            PEvent::Message { id, text, final_, reply_to, session } => {
-                EngineEvent::Message { id, text, final_, reply_to, session }
-            }
-            PEvent::Typing { on } => EngineEvent::Typing { on },
-            PEvent::Avatar { state } => EngineEvent::Avatar { state },
-            PEvent::Prompt { id, kind, text, options, command, description, timeout_seconds } => EngineEvent::Prompt {
-                id,
-                kind,
-                text,
-                options: options.into_iter().map(opt).collect(),
-                command,
-                description,
-                timeout_seconds,
-            },
-            PEvent::PromptDone { prompt_id, option_id, expired } => {
-                EngineEvent::PromptDone { prompt_id, option_id, expired }
-            }
-            PEvent::Media { id, kind, mime, filename, caption, path, size, session } => {
-                EngineEvent::Media { id, kind, mime, filename, caption, path, size, session }
-            }
-            PEvent::Progress { id, direction, done, total } => EngineEvent::Progress {
-                id,
-                direction: match direction {
-                    PDirection::Up => Direction::Up,
-                    PDirection::Down => Direction::Down,
-                },
-                done,
-                total,
-            },
-            PEvent::Error { code, text, id } => EngineEvent::Error { code, text, id },
-            PEvent::Sent { id } => EngineEvent::Sent { id },
-            PEvent::Delivered { id } => EngineEvent::Delivered { id },
-            PEvent::Disconnected { reason, retry_in_ms } => EngineEvent::Disconnected { reason, retry_in_ms },
-            PEvent::AccessDenied { reason } => EngineEvent::AccessDenied { reason },
-            PEvent::Rejected { cmd, reason, id } => EngineEvent::Rejected { cmd, reason, id },
-        }
-    }
-}
-
 /// What the UI asks an engine to do (`hermes_protocol::Command`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
-#[serde(tag = "cmd", rename_all = "snake_case")]
-pub enum EngineCommand {
-    Text {
-        text: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        reply_to: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        session: Option<String>,
-    },
-    File {
-        path: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        caption: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        session: Option<String>,
-    },
-    Audio {
-        path: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        text: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        session: Option<String>,
-    },
-    Prompt {
-        prompt_id: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        option_id: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[specta(optional)]
-        text: Option<String>,
-    },
-    Cancel {
-        id: String,
-    },
-    Reconnect,
-    Quit,
-}
-
-impl From<EngineCommand> for PCommand {
-    fn from(c: EngineCommand) -> Self {
-        match c {
-            EngineCommand::Text { text, reply_to, id, session } => PCommand::Text { text, reply_to, id, session },
-            EngineCommand::File { path, caption, id, session } => PCommand::File { path, caption, id, session },
-            EngineCommand::Audio { path, text, id, session } => PCommand::Audio { path, text, id, session },
-            EngineCommand::Prompt { prompt_id, option_id, text } => PCommand::Prompt { prompt_id, option_id, text },
-            EngineCommand::Cancel { id } => PCommand::Cancel { id },
-            EngineCommand::Reconnect => PCommand::Reconnect,
-            EngineCommand::Quit => PCommand::Quit,
-        }
-    }
-}
+pub use hermes_protocol::Command as EngineCommand;
+/// Everything an engine tells the UI (`hermes_protocol::Event`, the `--jsonl` contract).
+pub use hermes_protocol::Event as EngineEvent;
+pub use hermes_store::{Dialect, Direction as MessageDirection, MessageError};
 
 /* ---------- shell DTOs (camelCase, as the UI's types.ts) ---------- */
 
@@ -268,22 +32,10 @@ pub struct AppInfo {
     pub log_dir: String,
     pub keychain: KeychainInfo,
     pub demo: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum Dialect {
-    Adapter,
-    V3,
-}
-
-impl From<Dialect> for hermes_store::Dialect {
-    fn from(d: Dialect) -> Self {
-        match d {
-            Dialect::Adapter => hermes_store::Dialect::Adapter,
-            Dialect::V3 => hermes_store::Dialect::V3,
-        }
-    }
+    /// A `hermes://connect` link that arrived before the UI listened (handed over once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub pending_link: Option<DeepLinkConnect>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -302,16 +54,15 @@ pub struct Profile {
     #[specta(optional)]
     pub avatar_url_override: Option<String>,
     pub has_token: bool,
+    /// The token is kept in memory for this run only (no keychain, or the user asked so).
+    pub token_session_only: bool,
 }
 
 impl Profile {
     /// `has_token` also counts a session-only token.
     pub fn from_store(p: hermes_store::Profile, session_token: bool) -> Self {
         Profile {
-            dialect: match p.dialect {
-                hermes_store::Dialect::Adapter => Dialect::Adapter,
-                hermes_store::Dialect::V3 => Dialect::V3,
-            },
+            dialect: p.dialect,
             id: p.id,
             name: p.name,
             url: p.url,
@@ -319,6 +70,7 @@ impl Profile {
             user_id: p.v3_user_id,
             allow_insecure_ws: p.allow_insecure_ws,
             avatar_url_override: p.avatar_url,
+            token_session_only: session_token && !p.has_token,
             has_token: p.has_token || session_token,
         }
     }
@@ -382,13 +134,6 @@ pub enum MessageState {
     Received,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Type)]
-#[serde(rename_all = "snake_case")]
-pub enum MessageDirection {
-    In,
-    Out,
-}
-
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct Attachment {
@@ -403,12 +148,6 @@ pub struct Attachment {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub caption: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, Type)]
-pub struct MessageErrorInfo {
-    pub code: String,
-    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
@@ -428,7 +167,7 @@ pub struct StoredMessage {
     pub reply_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
-    pub error: Option<MessageErrorInfo>,
+    pub error: Option<MessageError>,
     pub created_at: String,
     pub attachments: Vec<Attachment>,
 }
@@ -458,6 +197,7 @@ pub enum ExportFormat {
 }
 
 #[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
 pub struct FileInfo {
     pub path: String,
     pub name: String,
@@ -465,6 +205,10 @@ pub struct FileInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub mime: Option<String>,
+    /// Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub duration_ms: Option<u64>,
 }
 
 /// Sent to the UI when a `hermes://connect?url=…` link opens the app: prefill a new profile (never a token).
@@ -501,58 +245,6 @@ pub fn iso(ms: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn samples() -> Vec<serde_json::Value> {
-        vec![
-            json!({"event":"connecting","attempt":1}),
-            json!({"event":"ready","session":"s","capabilities":{"a":1}}),
-            json!({"event":"ready","session":"s","avatar_url":"https://x/a.png","capabilities":{}}),
-            json!({"event":"message","id":"m","text":"t","final":true,"reply_to":"r","session":"u"}),
-            json!({"event":"message","id":"m","text":"t","final":false}),
-            json!({"event":"typing","on":true}),
-            json!({"event":"avatar","state":"idle"}),
-            json!({"event":"prompt","id":"p","kind":"approval","text":"t","options":[{"id":"o","label":"L","style":"danger"},{"id":"n","label":""}],"command":"rm","description":"d","timeout_seconds":5}),
-            json!({"event":"prompt_done","prompt_id":"p","option_id":"o","expired":false}),
-            json!({"event":"media","id":"i","kind":"image","mime":"image/png","filename":"f.png","caption":"c","path":"/p","size":3,"session":"s"}),
-            json!({"event":"progress","id":"i","direction":"up","done":1,"total":2}),
-            json!({"event":"error","code":"c","text":"t","id":"i"}),
-            json!({"event":"sent","id":"i"}),
-            json!({"event":"delivered","id":"i"}),
-            json!({"event":"disconnected","reason":"r","retry_in_ms":100}),
-            json!({"event":"access_denied","reason":"r"}),
-            json!({"event":"rejected","cmd":"text","reason":"r","id":"i"}),
-        ]
-    }
-
-    #[test]
-    fn mirror_event_serializes_like_the_protocol() {
-        for v in samples() {
-            let p: PEvent = serde_json::from_value(v.clone()).unwrap();
-            let ours = EngineEvent::from(p.clone());
-            assert_eq!(serde_json::to_value(&ours).unwrap(), serde_json::to_value(&p).unwrap(), "{v}");
-            assert_eq!(serde_json::to_value(&ours).unwrap(), v);
-        }
-    }
-
-    #[test]
-    fn mirror_command_deserializes_like_the_protocol() {
-        let cmds = [
-            json!({"cmd":"text","text":"hi"}),
-            json!({"cmd":"text","text":"hi","reply_to":"r","id":"i","session":"s"}),
-            json!({"cmd":"file","path":"/x","caption":"c"}),
-            json!({"cmd":"audio","path":"/x.wav","text":"t"}),
-            json!({"cmd":"prompt","prompt_id":"p","option_id":"o"}),
-            json!({"cmd":"cancel","id":"i"}),
-            json!({"cmd":"reconnect"}),
-            json!({"cmd":"quit"}),
-        ];
-        for v in cmds {
-            let ours: EngineCommand = serde_json::from_value(v.clone()).unwrap();
-            let theirs: PCommand = serde_json::from_value(v.clone()).unwrap();
-            assert_eq!(PCommand::from(ours), theirs);
-        }
-    }
 
     #[test]
     fn iso_dates() {

@@ -142,7 +142,13 @@ fn handle_deep_link(app: &AppHandle, raw: &url::Url) {
     u.set_fragment(None);
     tracing::info!(url = %hermes_client::policy::redact_url(u.as_str()), "deep link: prefill a new profile");
     show_main(app);
-    if let Err(e) = (ipc::DeepLinkConnect { url: u.to_string(), name }).emit(app) {
+    let link = ipc::DeepLinkConnect { url: u.to_string(), name };
+    if let Some(st) = app.try_state::<AppState>()
+        && let Ok(mut p) = st.pending_link.lock()
+    {
+        *p = Some(link.clone());
+    }
+    if let Err(e) = link.emit(app) {
         tracing::warn!("cannot deliver the deep link: {e}");
     }
 }
@@ -151,8 +157,16 @@ fn context() -> tauri::Context<tauri::Wry> {
     tauri::generate_context!("../tauri.conf.json")
 }
 
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Milliseconds since [`run`] was called (start-up timing in the log, read by the desktop bench).
+fn since_start_ms() -> u128 {
+    STARTED.get_or_init(std::time::Instant::now).elapsed().as_millis()
+}
+
 /// Run the app (blocking until it quits).
 pub fn run(opts: Options) {
+    STARTED.get_or_init(std::time::Instant::now);
     if opts.empty {
         return run_empty();
     }
@@ -175,11 +189,21 @@ pub fn run(opts: Options) {
                 None if opts.data_dir.is_some() => data_dir.join("logs"),
                 None => app.path().app_log_dir().unwrap_or_else(|_| data_dir.join("logs")),
             };
+            // The keychain probe is a D-Bus round trip: it runs while the store opens.
+            let probe = std::thread::spawn(state::probe_keychain);
             let guard = logging::init(&log_dir);
             app.manage(guard);
-            tracing::info!(version = %app.package_info().version, data = %data_dir.display(), "hermes-desktop starting");
+            tracing::info!(
+                version = %app.package_info().version,
+                data = %data_dir.display(),
+                since_start_ms = since_start_ms(),
+                "hermes-desktop starting"
+            );
             let store = hermes_store::Store::open_in(&data_dir)?;
-            let keychain = state::probe_keychain();
+            let keychain = probe.join().unwrap_or_else(|_| ipc::KeychainInfo {
+                available: false,
+                detail: Some("the keychain probe failed".into()),
+            });
             if !keychain.available {
                 tracing::warn!("no usable keychain: {}", keychain.detail.clone().unwrap_or_default());
             }
@@ -210,6 +234,7 @@ pub fn run(opts: Options) {
                     ok
                 })
                 .build()?;
+            tracing::info!(since_start_ms = since_start_ms(), "main window created");
 
             tray::install(app.handle());
 
@@ -239,9 +264,8 @@ pub fn run(opts: Options) {
             if let tauri::RunEvent::Exit = ev
                 && let Some(st) = app.try_state::<AppState>()
             {
-                let engines: Vec<_> = tauri::async_runtime::block_on(async {
-                    st.engines.lock().await.drain().map(|(_, e)| e).collect()
-                });
+                let engines: Vec<_> =
+                    tauri::async_runtime::block_on(async { st.engines.lock().await.drain().map(|(_, e)| e).collect() });
                 tauri::async_runtime::block_on(async {
                     for e in engines {
                         e.handle.shutdown().await;
@@ -251,11 +275,13 @@ pub fn run(opts: Options) {
         });
 }
 
-/// An empty Tauri 2 window (the memory baseline of the bench).
+/// An empty Tauri 2 window (the memory baseline of the bench): a blank local page (`ui/public/empty.html`, served
+/// like the app's own files), so that WebKit starts its web process as it does for the app (`about:blank` never
+/// spawned one).
 fn run_empty() {
     tauri::Builder::default()
         .setup(|app| {
-            WebviewWindowBuilder::new(app, "main", WebviewUrl::External("about:blank".parse().expect("url")))
+            WebviewWindowBuilder::new(app, "main", WebviewUrl::App("empty.html".into()))
                 .title("empty")
                 .inner_size(1100.0, 760.0)
                 .build()?;

@@ -34,6 +34,9 @@ pub struct AppState {
     /// Profiles whose engine reported `ready` (tray status).
     pub online: Mutex<HashMap<String, bool>>,
     pub demo: Mutex<Option<Demo>>,
+    /// The last `hermes://connect` link, until the UI picks it up with `app_info` (a link that launched the app
+    /// arrives before the page listens for the event).
+    pub pending_link: Mutex<Option<crate::ipc::DeepLinkConnect>>,
 }
 
 impl AppState {
@@ -50,6 +53,7 @@ impl AppState {
             cursors: Mutex::new(HashMap::new()),
             online: Mutex::new(HashMap::new()),
             demo: Mutex::new(None),
+            pending_link: Mutex::new(None),
         }
     }
 

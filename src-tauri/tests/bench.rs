@@ -103,6 +103,10 @@ fn idle_pss(bin: &str, args: &[&str], data: &Path) -> (u64, Vec<String>) {
     r
 }
 
+fn epoch_ms() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0
+}
+
 #[test]
 fn bench_desktop() {
     if std::env::var("HERMES_BENCH").as_deref() != Ok("1") {
@@ -119,11 +123,15 @@ fn bench_desktop() {
         .unwrap();
     let (data, device) = seeded(&server.adapter_url());
 
-    // 1. launch → interactive (composer usable, newest history message rendered, connected)
+    // 1. launch → interactive (composer usable, newest history message rendered, connected).
+    // WebDriver's 50 ms polling and session round-trips are not part of the figure: the page marks when its history
+    // painted and when the engine said `ready` (User Timing), and `performance.timeOrigin` places those marks on the
+    // wall clock, next to the instant the session (and so the app) was requested.
     let mut launches = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..4 {
         let driver = wd::Driver::start(data.path());
         let t = Instant::now();
+        let spawn_ms = epoch_ms();
         let s = driver.session(bin, &[]);
         s.wait(
             "interactive",
@@ -131,13 +139,56 @@ fn bench_desktop() {
             "const c = document.getElementById('composer-input');
              return !!c && document.body.innerText.includes('History message 999') && !document.querySelector('.banner')",
         );
-        launches.push(t.elapsed().as_millis());
-        eprintln!("BENCH launch {} ms", t.elapsed().as_millis());
+        let polled = t.elapsed().as_millis();
+        // the marks are set a frame after the state they mark
+        s.wait(
+            "marks",
+            10,
+            "return performance.getEntriesByName('hermes:history-painted').length > 0 && performance.getEntriesByName('hermes:connected').length > 0",
+        );
+        let m = s.exec(
+            "const at = (n) => { const e = performance.getEntriesByName(n)[0]; return e ? e.startTime : null; };
+             const nav = performance.getEntriesByType('navigation')[0];
+             const fcp = performance.getEntriesByType('paint').find((e) => e.name === 'first-contentful-paint');
+             const js = performance.getEntriesByType('resource').filter((e) => e.initiatorType === 'script' || e.name.endsWith('.js'));
+             return { origin: performance.timeOrigin, history: at('hermes:history-painted'), connected: at('hermes:connected'),
+                      dcl: nav ? nav.domContentLoadedEventEnd : null, fcp: fcp ? fcp.startTime : null,
+                      js: js.map((e) => [e.name.split('/').pop(), Math.round(e.duration)]) }",
+            json!([]),
+        );
+        let log = std::fs::read_dir(data.path().join("logs"))
+            .map(|rd| rd.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default()).collect::<String>())
+            .unwrap_or_default();
+        let startup: Vec<String> = log
+            .lines()
+            .filter(|l| l.contains("since_start_ms"))
+            .map(|l| {
+                l.split("since_start_ms=").nth(1).unwrap_or("").split_whitespace().next().unwrap_or("").to_string()
+            })
+            .collect();
+        let n = startup.len();
+        eprintln!(
+            "BENCH launch in-process: setup starts / main window created at {:?} ms",
+            &startup[n.saturating_sub(2)..]
+        );
+        let origin = m["origin"].as_f64().unwrap_or(0.0);
+        let history = m["history"].as_f64().unwrap_or(f64::NAN);
+        let connected = m["connected"].as_f64().unwrap_or(f64::NAN);
+        let interactive = (origin + history.max(connected)) - spawn_ms;
+        eprintln!(
+            "BENCH launch spawn→page {:.0} ms, page→history painted {history:.0} ms, page→connected {connected:.0} ms, \
+             DOMContentLoaded {} ms, FCP {} ms, scripts {}; spawn→interactive {interactive:.0} ms (WebDriver polling saw it at {polled} ms)",
+            origin - spawn_ms,
+            m["dcl"],
+            m["fcp"],
+            m["js"]
+        );
+        launches.push(interactive.round() as i64);
         drop(s);
         drop(driver);
         std::thread::sleep(Duration::from_millis(500));
     }
-    eprintln!("BENCH launch_to_interactive_ms = {launches:?}");
+    eprintln!("BENCH launch_to_interactive_ms = {launches:?} (the first one starts cold)");
 
     // 2. memory: the app idle with 1,000 messages vs an empty Tauri window, same run, same launch path
     let empty_dir = tempfile::tempdir().unwrap();
@@ -152,14 +203,20 @@ fn bench_desktop() {
     let s = driver.session(bin, &[]);
     s.wait("ready", 30, "return !!document.getElementById('composer-input') && !document.querySelector('.banner')");
     s.exec(
-        "window.__lt = []; window.__gap = 0; window.__stop = false;
-         try { new PerformanceObserver(l => { for (const e of l.getEntries()) window.__lt.push(e.duration); })
+        "window.__lt = []; window.__gaps = []; window.__stop = false;
+         try { new PerformanceObserver(l => { for (const e of l.getEntries()) window.__lt.push([Math.round(e.startTime), Math.round(e.duration)]); })
                .observe({type: 'longtask', buffered: true}); window.__ltSupported = true; } catch (e) { window.__ltSupported = false; }
+         // gap probe: a macrotask loop (MessageChannel) and a frame loop (rAF); a gap is time the main thread did not
+         // get back to the loop (script, style, layout, paint, GC).
          let last = performance.now();
          const ch = new MessageChannel();
-         ch.port1.onmessage = () => { const n = performance.now(); window.__gap = Math.max(window.__gap, n - last); last = n;
+         ch.port1.onmessage = () => { const n = performance.now(); if (n - last > 30) window.__gaps.push([Math.round(last), Math.round(n - last)]); last = n;
            if (!window.__stop) setTimeout(() => ch.port2.postMessage(0), 0); };
-         ch.port2.postMessage(0);",
+         ch.port2.postMessage(0);
+         window.__frames = []; let lf = performance.now();
+         const raf = (t) => { window.__frames.push(t - lf); lf = t; if (!window.__stop) requestAnimationFrame(raf); };
+         requestAnimationFrame(raf);
+         return performance.now();",
         json!([]),
     );
     let mut text = String::new();
@@ -173,6 +230,7 @@ fn bench_desktop() {
         }
     }
     let edits = 200;
+    let page_t0 = s.exec("return performance.now()", json!([])).as_f64().unwrap_or(0.0);
     let t = Instant::now();
     for i in 1..=edits {
         let cut = text.len() * i / edits;
@@ -189,16 +247,31 @@ fn bench_desktop() {
     s.wait("final text", 30, "return document.body.innerText.includes('fill the line') && document.querySelectorAll('.row:not(.out)').length > 0");
     std::thread::sleep(Duration::from_millis(500));
     let r = s.exec(
-        "window.__stop = true; return {gap: window.__gap, lt: window.__lt, supported: window.__ltSupported}",
+        "window.__stop = true; const f = window.__frames.slice(1);
+         return {gaps: window.__gaps, lt: window.__lt, supported: window.__ltSupported,
+                 frames: f.length, maxFrame: Math.round(Math.max(...f)), over50: f.filter((x) => x > 50).length}",
         json!([]),
     );
+    let gaps: Vec<(f64, f64)> = r["gaps"]
+        .as_array()
+        .map(|a| a.iter().map(|g| (g[0].as_f64().unwrap_or(0.0) - page_t0, g[1].as_f64().unwrap_or(0.0))).collect())
+        .unwrap_or_default();
+    let max_gap = gaps.iter().map(|g| g.1).fold(0.0, f64::max);
     eprintln!(
-        "BENCH stream_20kb_100eps sent_in_ms = {} max_main_thread_gap_ms = {} longtasks = {}",
+        "BENCH stream_20kb_100eps sent_in_ms = {} max_main_thread_gap_ms = {max_gap:.0} gaps>30ms (ms after the first edit, length) = {gaps:?} \
+         frames = {} longest_frame_ms = {} frames>50ms = {} longtask_supported = {} longtasks = {}",
         sent_in.as_millis(),
-        r["gap"],
-        r
+        r["frames"],
+        r["maxFrame"],
+        r["over50"],
+        r["supported"],
+        r["lt"]
     );
     drop(s);
     drop(driver);
     rt.block_on(server.shutdown());
+    assert!(
+        empty_procs.iter().any(|p| p.starts_with("WebKitWebProces")),
+        "the empty window must load a page (a web process) to be a fair baseline: {empty_procs:?}"
+    );
 }

@@ -26,24 +26,33 @@ struct Agent {
     server: Option<hermes_devserver::Running>,
     addr: std::net::SocketAddr,
     media: tempfile::TempDir,
+    /// A slow agent (see `Config::upload_delay`): upload progress becomes observable.
+    slow_uploads: bool,
 }
 
 impl Agent {
     fn start(addr: Option<std::net::SocketAddr>) -> Agent {
+        Agent::start_with(addr, false)
+    }
+    fn start_with(addr: Option<std::net::SocketAddr>, slow_uploads: bool) -> Agent {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         let media = tempfile::tempdir().unwrap();
-        let mut a = Agent { rt, server: None, addr: "127.0.0.1:0".parse().unwrap(), media };
+        let mut a = Agent { rt, server: None, addr: "127.0.0.1:0".parse().unwrap(), media, slow_uploads };
         a.boot(addr);
         a
     }
     fn boot(&mut self, addr: Option<std::net::SocketAddr>) {
-        let cfg = hermes_devserver::Config {
+        let mut cfg = hermes_devserver::Config {
             bind: addr.unwrap_or(self.addr),
             token: TOKEN.into(),
             media_dir: Some(self.media.path().to_path_buf()),
             expire_card_secs: 3,
             ..hermes_devserver::Config::fast()
         };
+        if self.slow_uploads {
+            cfg.upload_delay = Duration::from_millis(300);
+            cfg.max_media_bytes = 64 * 1024 * 1024;
+        }
         let s = self.rt.block_on(async {
             // the old socket may linger for a moment after a restart
             for _ in 0..50 {
@@ -81,13 +90,17 @@ fn screens() -> PathBuf {
 
 /// A data folder with one profile whose token is in the keychain.
 fn data_with_profile(name: &str, url: &str, token: &str) -> (tempfile::TempDir, String) {
+    data_with(name, url, token, hermes_store::Dialect::Adapter)
+}
+
+fn data_with(name: &str, url: &str, token: &str, dialect: hermes_store::Dialect) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let store = hermes_store::Store::open_in(dir.path()).unwrap();
     let p = store
         .profile_create(&hermes_store::NewProfile {
             name: name.into(),
             url: url.into(),
-            dialect: hermes_store::Dialect::Adapter,
+            dialect,
             v3_user_id: None,
             allow_insecure_ws: false,
             avatar_url: None,
@@ -123,6 +136,51 @@ fn app_log_text(data: &Path) -> String {
     all
 }
 
+/// Every file under `dirs` (recursively), with its bytes.
+fn files_under(dirs: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<PathBuf> = dirs.to_vec();
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd.flatten() {
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                Ok(t) if t.is_file() => {
+                    if let Ok(b) = std::fs::read(&p) {
+                        out.push((p, b));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The token is nowhere on disk: not in the app's data folder (SQLite database + WAL, logs, media, tmp), nor in the
+/// session's XDG config/data/cache folders (window state, WebKit storage and caches, the encrypted keyring). The
+/// database is required to be among the files read (a scan that found nothing would prove nothing).
+fn assert_token_nowhere(data: &Path, token: &str) {
+    let mut dirs = vec![data.to_path_buf()];
+    for v in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"] {
+        if let Some(d) = std::env::var_os(v) {
+            dirs.push(PathBuf::from(d));
+        }
+    }
+    let files = files_under(&dirs);
+    assert!(
+        files.iter().any(|(p, b)| p.ends_with(hermes_store::DB_FILE_NAME) && !b.is_empty()),
+        "the scan saw no database: {:?}",
+        files.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    let needle = token.as_bytes();
+    for (p, b) in &files {
+        assert!(!b.windows(needle.len()).any(|w| w == needle), "the token is in {}", p.display());
+    }
+    eprintln!("token scan: {} files under {} folders, no hit", files.len(), dirs.len());
+}
+
 fn no_xss(s: &Session) {
     assert_eq!(s.exec("return window.__xss === undefined", json!([])), json!(true), "a payload ran");
     assert!(s.alert_text().is_none(), "an alert dialog opened");
@@ -152,6 +210,24 @@ fn e2e_chat() {
     // send a text
     type_and_send(&s, "hello from the e2e test");
     body_has(&s, "You said: hello from the e2e test", 15);
+
+    // search across history (SQLite FTS through the `search` command): a hit, then a jump to the message
+    s.exec(
+        "const q = document.getElementById('global-search'); q.focus(); q.value = 'e2e'; q.dispatchEvent(new Event('input', {bubbles: true}));",
+        json!([]),
+    );
+    s.wait("search hits", 15, "return document.querySelectorAll('.hits .hit').length >= 2");
+    let snippet = s.exec("return document.querySelector('.hits .hit .snippet').innerText", json!([]));
+    assert!(snippet.as_str().unwrap_or("").contains("e2e"), "snippet: {snippet}");
+    assert!(s.exec("return !!document.querySelector('.hits mark')", json!([])) == json!(true), "the match is marked");
+    s.screenshot(&shots.join("01b-search.png"));
+    s.exec("document.querySelector('.hits .hit').click()", json!([]));
+    s.wait("jumped to the message", 10, "return !!document.querySelector('.row.highlighted')");
+    s.exec(
+        "const q = document.getElementById('global-search'); q.value = ''; q.dispatchEvent(new Event('input', {bubbles: true}));",
+        json!([]),
+    );
+    s.wait("conversation back", 10, "return !document.querySelector('.hits')");
 
     // streamed reply: one bubble, complete
     type_and_send(&s, "/stream");
@@ -268,6 +344,40 @@ fn e2e_chat() {
     });
     agent.s().send_raw_to_device(&device, &serde_json::to_string(&card).unwrap());
     body_has(&s, "Run <img", 20);
+    // the corpus again, in every other place agent text reaches the UI: card command/description/labels, file names
+    // and captions
+    for (i, p) in payloads.iter().enumerate().step_by(3) {
+        let card = Down::Prompt(DownPrompt {
+            id: format!("xss-card-{i}"),
+            kind: if i % 2 == 0 { "exec_approval".into() } else { "clarify".into() },
+            text: format!("xss card {i}"),
+            options: vec![
+                PromptOption { id: "a".into(), label: p.clone(), style: Some(p.clone()) },
+                PromptOption { id: "other".into(), label: p.clone(), style: None },
+            ],
+            command: Some(p.clone()),
+            description: Some(p.clone()),
+            session: None,
+            timeout_seconds: Some(300),
+        });
+        agent.s().send_raw_to_device(&device, &serde_json::to_string(&card).unwrap());
+        let media = Down::Media(DownMedia {
+            id: format!("xss-file-{i}"),
+            kind: if i % 2 == 0 { "image".into() } else { "document".into() },
+            mime: Some(if i % 2 == 0 { "image/svg+xml".into() } else { "text/html".into() }),
+            filename: Some(p.chars().take(120).collect()),
+            caption: Some(p.clone()),
+            part: Some(0),
+            parts: Some(1),
+            final_: Some(true),
+            size: Some(5),
+            data: Some("aGVsbG8=".into()),
+            url: None,
+        });
+        agent.s().send_raw_to_device(&device, &serde_json::to_string(&media).unwrap());
+    }
+    let last = (payloads.len() - 1) / 3 * 3;
+    body_has(&s, &format!("xss card {last}"), 30);
     std::thread::sleep(Duration::from_secs(2));
     // scroll through the list so every bubble gets rendered once
     s.exec(
@@ -295,7 +405,9 @@ fn e2e_chat() {
     assert!(!log.contains(TOKEN), "the token leaked into the log");
     no_xss(&s);
     drop(s);
+    drop(driver);
     agent.stop();
+    assert_token_nowhere(data.path(), TOKEN);
 }
 
 #[test]
@@ -311,6 +423,9 @@ fn e2e_access_denied() {
     body_has(&s, "No access to the agent", 5);
     s.screenshot(&screens().join("09-access-denied.png"));
     assert!(!app_log_text(data.path()).contains("not-the-right-token-0000000000"));
+    drop(s);
+    drop(driver);
+    assert_token_nowhere(data.path(), "not-the-right-token-0000000000");
 }
 
 #[test]
@@ -327,6 +442,234 @@ fn e2e_first_run_demo() {
     type_and_send(&s, "hi demo");
     body_has(&s, "You said: hi demo", 20);
     s.screenshot(&screens().join("00-first-run-demo.png"));
+}
+
+/// A `hermes://connect` link that launches the app prefills a new profile (URL and name only): a token in the link,
+/// credentials in its URL and markup in its name never reach the form, the page's scripts, the log or the disk.
+#[test]
+fn e2e_deep_link_prefills_a_profile() {
+    if !enabled() {
+        return;
+    }
+    let data = tempfile::tempdir().unwrap();
+    let secret = "deeplink-secret-7d1e9a0b3c5f42";
+    let hostile = "<img src=x onerror=\"window.__xss=1\">Lab <b>agent</b>";
+    let target = format!("wss://me:{secret}@agent.example.com:8443/ws?token={secret}#{secret}");
+    let link = url::Url::parse_with_params(
+        "hermes://connect",
+        &[("url", target.as_str()), ("name", hostile), ("token", secret)],
+    )
+    .unwrap();
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[link.as_str()]);
+    s.wait("prefilled form", 30, "const u = document.getElementById('profile-url'); return !!u && u.value !== ''");
+    let values = s.exec("return [...document.querySelectorAll('.dialog input')].map((i) => i.value)", json!([]));
+    let values: Vec<String> = serde_json::from_value(values).unwrap();
+    assert!(
+        values.contains(&"wss://agent.example.com:8443/ws".to_string()),
+        "URL without credentials/query: {values:?}"
+    );
+    assert!(values.contains(&hostile.to_string()), "the name is shown as typed text: {values:?}");
+    assert!(values.iter().all(|v| !v.contains(secret)), "no secret in any field: {values:?}");
+    s.screenshot(&screens().join("10-deep-link.png"));
+    no_xss(&s);
+    drop(s);
+    drop(driver);
+    let log = app_log_text(data.path());
+    assert!(log.contains("deep link"), "the link was logged (redacted)");
+    assert!(!log.contains(secret), "the link's secret reached the log");
+    assert_token_nowhere(data.path(), secret);
+}
+
+/// Without a usable Secret Service (no D-Bus session bus for the app): Settings says so, "remember for this session
+/// only" is offered and works — the app connects with the token kept in memory, and nothing reaches the disk.
+#[test]
+fn e2e_no_keychain_session_only_token() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start(None);
+    let data = tempfile::tempdir().unwrap();
+    let driver =
+        Driver::start_env(data.path(), &[("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/hermes-no-bus")]);
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("composer (demo agent)", 30, "return !!document.getElementById('composer-input')");
+    s.exec(
+        "[...document.querySelectorAll('.sidebar .foot button')].find((b) => !b.classList.contains('icon-btn')).click()",
+        json!([]),
+    );
+    s.wait("new profile form", 10, "return !!document.getElementById('token-input')");
+    s.wait("no-keychain note", 10, "return !!document.querySelector('.note.warn')");
+    let note = s.exec("return document.querySelector('.note.warn').innerText", json!([]));
+    assert!(note.as_str().unwrap_or("").contains("No system keychain"), "clear message: {note}");
+    assert_eq!(
+        s.exec("return document.querySelector('.note.warn input[type=checkbox]').checked", json!([])),
+        json!(true),
+        "session only is the default without a keychain"
+    );
+    s.exec(
+        "const set = (el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); };
+         const f = document.querySelector('.dialog form');
+         set(f.querySelector('input.input'), 'Session agent');
+         set(document.getElementById('profile-url'), arguments[0]);
+         set(document.getElementById('token-input'), arguments[1]);",
+        json!([agent.url(), TOKEN]),
+    );
+    s.screenshot(&screens().join("11-no-keychain.png"));
+    s.exec("document.querySelector('.dialog form').requestSubmit()", json!([]));
+    s.wait(
+        "saved",
+        15,
+        "return [...document.querySelectorAll('.dialog h3')].some((h) => h.innerText.includes('Session agent'))",
+    );
+    let status = s.exec("return document.querySelector('.dialog .token-status').innerText", json!([]));
+    assert!(status.as_str().unwrap_or("").contains("this session"), "the form says where the token is: {status}");
+    let t = Instant::now();
+    while agent.s().ready_count() == 0 {
+        assert!(t.elapsed() < Duration::from_secs(20), "the app never connected with the session-only token");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.exec("document.querySelector('.dialog button.icon-btn').click()", json!([]));
+    s.exec(
+        "document.querySelector('.sidebar section.profile[aria-label=\"Session agent\"] .conv-btn').click()",
+        json!([]),
+    );
+    s.wait("connected", 20, "return document.querySelector('.chat h1')?.innerText === 'Session agent' && !document.querySelector('.banner')");
+    type_and_send(&s, "remember me");
+    body_has(&s, "You said: remember me", 20);
+    drop(s);
+    drop(driver);
+    assert!(!app_log_text(data.path()).contains(TOKEN));
+    assert_token_nowhere(data.path(), TOKEN);
+}
+
+/// Files through the app's own dialogs (answered through `HERMES_E2E_PICK_FILES` / `HERMES_E2E_SAVE_DIR`, as
+/// WebDriver cannot drive GTK's native dialogs): the attach button uploads a 20 MiB file to a slow agent
+/// (`Config::upload_delay`) and it arrives whole; "Save as…" on a received document writes an exact copy where the
+/// save dialog said. Whether an upload progress bar was seen is printed, not asserted: on the loopback the engine's
+/// writes complete into socket buffers, so the bar can finish before the page polls (see the report).
+#[test]
+fn e2e_attach_upload_and_save_as() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start_with(None, true);
+    let (data, _) = data_with_profile("Files agent", &agent.url(), TOKEN);
+    let files = tempfile::tempdir().unwrap();
+    let big = files.path().join("big-upload.bin");
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let bytes: Vec<u8> = (0..20 * 1024 * 1024)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(&big, &bytes).unwrap();
+    let save_dir = files.path().join("saved");
+    std::fs::create_dir_all(&save_dir).unwrap();
+    let driver = Driver::start_env(
+        data.path(),
+        &[("HERMES_E2E_PICK_FILES", big.to_str().unwrap()), ("HERMES_E2E_SAVE_DIR", save_dir.to_str().unwrap())],
+    );
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("connected", 30, "return !!document.getElementById('composer-input') && !document.querySelector('.banner')");
+
+    s.exec(
+        "window.__bar = 0;
+         new MutationObserver(() => { const p = document.querySelector('.bubble [role=progressbar]'); if (p) window.__bar = Math.max(window.__bar, 1 + Number(p.getAttribute('aria-valuenow'))); })
+           .observe(document.body, {subtree: true, childList: true, attributes: true});
+         document.querySelector('.composer .attach').click()",
+        json!([]),
+    );
+    s.wait("file staged", 15, "return document.querySelector('.composer').innerText.includes('big-upload.bin')");
+    s.exec("document.querySelector('.composer button.send').click()", json!([]));
+    body_has(&s, &format!("Got big-upload.bin ({} bytes)", bytes.len()), 90);
+    let bar = s.exec("return window.__bar", json!([]));
+    eprintln!("upload progress bar seen: {} (highest % + 1: {bar})", bar.as_f64().unwrap_or(0.0) > 0.0);
+    s.screenshot(&screens().join("12-upload-done.png"));
+
+    type_and_send(&s, "/media");
+    s.wait("document received", 30, "return document.body.innerText.includes('report.txt')");
+    s.exec(
+        "const card = [...document.querySelectorAll('.attachment')].find((a) => a.innerText.includes('report.txt'));
+         card.querySelector('button[aria-label=\"Save as…\"]').click()",
+        json!([]),
+    );
+    let saved = save_dir.join("report.txt");
+    let t = Instant::now();
+    while !saved.exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "save as wrote nothing");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(std::fs::read(&saved).unwrap(), hermes_devserver::assets::demo_document(), "an exact copy");
+    drop(s);
+    drop(driver);
+    assert_token_nowhere(data.path(), TOKEN);
+}
+
+/// The main screens as a new user meets them, for looking at (target/e2e-screens/2x-*.png): the demo agent's chat
+/// with a streamed reply and a card in dark theme, Settings tabs, and the chat in Chinese and Russian.
+#[test]
+fn e2e_screens_themes_and_languages() {
+    if !enabled() {
+        return;
+    }
+    let shots = screens();
+    let data = tempfile::tempdir().unwrap();
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait(
+        "demo connected",
+        30,
+        "return !!document.getElementById('composer-input') && !document.querySelector('.banner')",
+    );
+    s.screenshot(&shots.join("20-welcome-light.png"));
+    type_and_send(&s, "/stream");
+    let last_line = hermes_devserver::assets::LONG_MARKDOWN.trim_end().lines().last().unwrap().trim().to_string();
+    let probe = last_line.trim_start_matches(|c: char| !c.is_alphanumeric()).chars().take(20).collect::<String>();
+    body_has(&s, &probe, 30);
+    type_and_send(&s, "/clarify");
+    s.wait("card", 15, "return !!document.querySelector('article.card')");
+    let open_settings = |tab: &str| {
+        s.exec("document.querySelector('.sidebar .foot .icon-btn').click()", json!([]));
+        s.wait("settings", 10, "return !!document.querySelector('.dialog')");
+        s.exec(&format!("document.getElementById('tab-{tab}').click()"), json!([]));
+    };
+    let close_settings = || {
+        s.exec("document.querySelector('.dialog .icon-btn').click()", json!([]));
+        s.wait("settings closed", 10, "return !document.querySelector('.dialog')");
+    };
+    open_settings("appearance");
+    s.exec("document.querySelector('input[name=theme][value=dark]').click()", json!([]));
+    s.wait("dark", 5, "return document.documentElement.dataset.theme === 'dark' || document.documentElement.classList.contains('dark')");
+    s.screenshot(&shots.join("21-settings-appearance-dark.png"));
+    s.exec("document.getElementById('tab-profiles').click()", json!([]));
+    s.screenshot(&shots.join("22-settings-agents-dark.png"));
+    close_settings();
+    s.screenshot(&shots.join("23-chat-dark.png"));
+    for (lang, shot) in [("zh", "24-chat-zh.png"), ("ru", "25-chat-ru.png")] {
+        open_settings("appearance");
+        s.exec(
+            "const sel = document.querySelector('.dialog select'); sel.value = arguments[0]; sel.dispatchEvent(new Event('change', {bubbles: true}));",
+            json!([lang]),
+        );
+        s.wait("language applied", 5, &format!("return document.documentElement.lang === '{lang}'"));
+        s.screenshot(&shots.join(shot.replace("chat", "settings")));
+        close_settings();
+        s.screenshot(&shots.join(shot));
+    }
+    open_settings("appearance");
+    s.exec(
+        "const sel = document.querySelector('.dialog select'); sel.value = 'en'; sel.dispatchEvent(new Event('change', {bubbles: true}));
+         document.querySelector('input[name=theme][value=light]').click();",
+        json!([]),
+    );
+    s.exec("document.getElementById('tab-about').click()", json!([]));
+    s.screenshot(&shots.join("26-settings-about.png"));
+    close_settings();
 }
 
 /// The UI's XSS corpus (ui/src/test/xss.test.ts), evaluated by the page itself (no JS parser here).

@@ -245,37 +245,149 @@ deepLinkConnect: "deep-link-connect"
 /** user-defined types **/
 
 export type AppError = { code: string; message: string }
-export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean }
+export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean; 
+/**
+ * A `hermes://connect` link that arrived before the UI listened (handed over once).
+ */
+pendingLink?: DeepLinkConnect | null }
 export type Attachment = { mediaId: string; kind: string; mime?: string | null; filename: string; path: string; size: number; caption?: string | null }
 export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null }
 /**
  * Sent to the UI when a `hermes://connect?url=…` link opens the app: prefill a new profile (never a token).
  */
 export type DeepLinkConnect = { url: string; name?: string | null }
-export type Dialect = "adapter" | "v3"
+/**
+ * Which protocol a profile's server speaks.
+ */
+export type Dialect = 
+/**
+ * The mobile adapter: one server-side session `mobile:<device id>`.
+ */
+"adapter" | 
+/**
+ * Hermes v3: many sessions, one per conversation.
+ */
+"v3"
 export type Direction = "up" | "down"
 /**
- * What the UI asks an engine to do (`hermes_protocol::Command`).
+ * What the user asks the engine to do: the `--jsonl` stdin contract (README).
  */
-export type EngineCommand = { cmd: "text"; text: string; reply_to?: string | null; id?: string | null; session?: string | null } | { cmd: "file"; path: string; caption?: string | null; id?: string | null; session?: string | null } | { cmd: "audio"; path: string; text?: string | null; id?: string | null; session?: string | null } | { cmd: "prompt"; prompt_id: string; option_id?: string | null; text?: string | null } | { cmd: "cancel"; id: string } | { cmd: "reconnect" } | { cmd: "quit" }
+export type EngineCommand = { cmd: "text"; text: string; reply_to?: string | null; id?: string | null; session?: string | null } | { cmd: "file"; path: string; caption?: string | null; id?: string | null; session?: string | null } | { cmd: "audio"; path: string; text?: string | null; id?: string | null; session?: string | null } | { cmd: "prompt"; prompt_id: string; option_id?: string | null; text?: string | null } | 
 /**
- * Everything an engine tells the UI (`hermes_protocol::Event`).
+ * Cancel an upload or download in progress.
  */
-export type EngineEvent = { event: "connecting"; attempt: number } | { event: "ready"; session: string; avatar_url?: string | null; capabilities: Partial<{ [key in string]: JsonValue }> } | { event: "message"; id: string; text: string; final: boolean; reply_to?: string | null; session?: string | null } | { event: "typing"; on: boolean } | { event: "avatar"; state: string } | { event: "prompt"; id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeout_seconds?: number | null } | { event: "prompt_done"; prompt_id: string; option_id?: string | null; expired: boolean } | { event: "media"; id: string; kind: string; mime?: string | null; filename: string; caption?: string | null; path: string; size: number; session?: string | null } | { event: "progress"; id: string; direction: Direction; done: number; total: number } | { event: "error"; code: string; text: string; id?: string | null } | { event: "sent"; id: string } | { event: "delivered"; id: string } | { event: "disconnected"; reason: string; retry_in_ms?: number | null } | { event: "access_denied"; reason: string } | { event: "rejected"; cmd: string; reason: string; id?: string | null }
+{ cmd: "cancel"; id: string } | 
+/**
+ * Reconnect now (network back, machine woke, user asked).
+ */
+{ cmd: "reconnect" } | { cmd: "quit" }
+/**
+ * Everything the engine tells its user.
+ */
+export type EngineEvent = 
+/**
+ * A connection attempt starts (1 = first).
+ */
+{ event: "connecting"; attempt: number } | 
+/**
+ * A-3. For v3 (no `ready` on the wire) emitted once the gateway accepted the upgrade.
+ */
+{ event: "ready"; session: string; avatar_url?: string | null; capabilities: Partial<{ [key in string]: JsonValue }> } | 
+/**
+ * A reply as a whole so far (A-9, A-10, A-21; G-5, G-6): `text` is the complete text, `final` ends it.
+ */
+{ event: "message"; id: string; text: string; final: boolean; reply_to?: string | null; session?: string | null } | 
+/**
+ * A-11.
+ */
+{ event: "typing"; on: boolean } | 
+/**
+ * A-11: `idle`, `thinking`, `speaking` (others passed through).
+ */
+{ event: "avatar"; state: string } | 
+/**
+ * A card (A-12..A-17).
+ */
+{ event: "prompt"; id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeout_seconds?: number | null } | 
+/**
+ * A-15, A-16.
+ */
+{ event: "prompt_done"; prompt_id: string; option_id?: string | null; expired: boolean } | 
+/**
+ * A received file, saved at `path` (A-20, G-9).
+ */
+{ event: "media"; id: string; kind: string; mime?: string | null; filename: string; caption?: string | null; path: string; size: number; session?: string | null } | 
+/**
+ * Upload (`up`) or download (`down`) progress of a file.
+ */
+{ event: "progress"; id: string; direction: Direction; done: number; total: number } | 
+/**
+ * An error from the agent (§10, G-7) or a local failure worth showing. `id` = the message it belongs to.
+ */
+{ event: "error"; code: string; text: string; id?: string | null } | 
+/**
+ * A message of ours was written to the socket.
+ */
+{ event: "sent"; id: string } | 
+/**
+ * A-6: the server's WebSocket layer read it (Pong after the write).
+ */
+{ event: "delivered"; id: string } | 
+/**
+ * The connection dropped; the next attempt is in `retry_in_ms` (absent: no retry scheduled).
+ */
+{ event: "disconnected"; reason: string; retry_in_ms?: number | null } | 
+/**
+ * A-4 / G-3: no retry until settings change.
+ */
+{ event: "access_denied"; reason: string } | 
+/**
+ * A command refused locally; nothing was sent.
+ */
+{ event: "rejected"; cmd: string; reason: string; id?: string | null }
 export type ExportFormat = "markdown" | "json"
-export type FileInfo = { path: string; name: string; size: number; mime?: string | null }
+export type FileInfo = { path: string; name: string; size: number; mime?: string | null; 
+/**
+ * Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
+ */
+durationMs?: number | null }
 export type HistoryPage = { messages: StoredMessage[]; hasMore: boolean }
 export type JsonValue = null | boolean | number | string | JsonValue[] | Partial<{ [key in string]: JsonValue }>
 export type KeychainInfo = { available: boolean; detail?: string | null }
-export type MessageDirection = "in" | "out"
-export type MessageErrorInfo = { code: string; text: string }
+/**
+ * Who wrote a message.
+ */
+export type MessageDirection = 
+/**
+ * Sent by the user.
+ */
+"out" | 
+/**
+ * Received from the agent.
+ */
+"in"
+/**
+ * An error attached to a message (e.g. the agent failed).
+ */
+export type MessageError = { code: string; text: string }
 export type MessageState = "queued" | "sent" | "delivered" | "failed" | "received"
-export type Profile = { id: string; name: string; url: string; dialect: Dialect; deviceId: string; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null; hasToken: boolean }
+export type Profile = { id: string; name: string; url: string; dialect: Dialect; deviceId: string; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null; hasToken: boolean; 
+/**
+ * The token is kept in memory for this run only (no keychain, or the user asked so).
+ */
+tokenSessionOnly: boolean }
 export type ProfileInput = { name: string; url: string; dialect: Dialect; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null }
-export type PromptOption = { id: string; label?: string; style?: string | null }
+/**
+ * One button of a card (A-12).
+ */
+export type PromptOption = { id: string; label?: string; 
+/**
+ * `primary`, `danger` or empty: a hint only.
+ */
+style?: string | null }
 export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; createdAt: string }
 export type SendResult = { id?: string | null }
-export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageErrorInfo | null; createdAt: string; attachments: Attachment[] }
+export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; createdAt: string; attachments: Attachment[] }
 
 /** tauri-specta globals **/
 

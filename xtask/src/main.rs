@@ -47,6 +47,8 @@ const APT_APP_TEST: &[&str] = &[
     "at-spi2-core",
     "gnome-keyring",
     "libsecret-tools",
+    // a CJK font, so that the Chinese UI in the e2e screenshots shows glyphs, not boxes
+    "fonts-wqy-microhei",
 ];
 
 fn all_apt() -> Vec<&'static str> {
@@ -257,7 +259,9 @@ fn headless(root: &Path, inner: &str, envs: &[(&str, &str)]) -> R {
     let tmp = std::env::temp_dir().join(format!("hermes-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(tmp.join("data")).map_err(|e| e.to_string())?;
-    std::fs::create_dir_all(tmp.join("runtime")).map_err(|e| e.to_string())?;
+    for d in ["runtime", "config", "cache"] {
+        std::fs::create_dir_all(tmp.join(d)).map_err(|e| e.to_string())?;
+    }
     let display = format!(":{}", 90 + std::process::id() % 400);
     let script = format!(
         "set -e
@@ -273,6 +277,8 @@ export $(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=secrets
     c.current_dir(root)
         .args(["--", "bash", "-c", &script])
         .env("XDG_DATA_HOME", tmp.join("data"))
+        .env("XDG_CONFIG_HOME", tmp.join("config"))
+        .env("XDG_CACHE_HOME", tmp.join("cache"))
         .env("XDG_RUNTIME_DIR", tmp.join("runtime"))
         .env("NO_AT_BRIDGE", "1");
     for (k, v) in envs {
@@ -296,7 +302,11 @@ fn e2e(root: &Path, args: &[String]) -> R {
 
 fn bench(root: &Path) -> R {
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let inner = format!("{cargo_bin} test -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture");
+    // the app under measurement is optimised (profile `bench-app`: release without LTO), not a debug build
+    ui_build(root)?;
+    let inner = format!(
+        "{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture"
+    );
     headless(root, &inner, &[("HERMES_BENCH", "1")])
 }
 

@@ -279,6 +279,9 @@ async fn handle(
             true
         }
         Up::Media(m) => {
+            if !sh.cfg.upload_delay.is_zero() {
+                tokio::time::sleep(sh.cfg.upload_delay).await;
+            }
             if sh.log.seen(Dialect::Adapter, dev, &m.id) {
                 // a resent file that was already assembled; one repeat per resent series (its last piece).
                 if m.part.checked_add(1) == Some(m.parts) {

@@ -168,6 +168,9 @@ async fn upload(
         loop {
             match field.chunk().await {
                 Ok(Some(c)) => {
+                    if !sh.cfg.upload_delay.is_zero() {
+                        tokio::time::sleep(sh.cfg.upload_delay).await;
+                    }
                     if bytes.len() as u64 + c.len() as u64 > max {
                         return err(StatusCode::PAYLOAD_TOO_LARGE, "file_too_large", "file over the limit");
                     }

@@ -91,6 +91,9 @@ pub struct Config {
     /// Keep the uplink log (and so the memory of which ids were accepted) of an earlier server: a restarted server
     /// that still drops repeats, like an agent whose deduplication survives its restarts. `None`: a fresh log.
     pub log: Option<LogHandle>,
+    /// Pause after each received upload piece (an adapter `media` frame, a chunk of a v3 HTTP upload body): a slow
+    /// agent, so that upload progress (and its cancel button) can be seen and tested. Zero by default.
+    pub upload_delay: Duration,
 }
 
 /// The uplink log of a server, to hand to the next one ([`Config::log`], [`Running::log_handle`]).
@@ -116,6 +119,7 @@ impl Default for Config {
             expire_card_secs: 5,
             hello_timeout: Duration::from_secs(30),
             log: None,
+            upload_delay: Duration::ZERO,
         }
     }
 }

@@ -25,12 +25,14 @@ pub struct Chunk {
 
 /// One button of a card.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct PromptOption {
     pub id: String,
     #[serde(default)]
     pub label: String,
     /// `primary`, `danger` or empty: a hint only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub style: Option<String>,
 }
 

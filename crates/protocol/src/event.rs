@@ -9,6 +9,7 @@ pub use crate::adapter::PromptOption;
 
 /// Everything the engine tells its user.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type), specta(rename = "EngineEvent"))]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// A connection attempt starts (1 = first).
@@ -17,6 +18,7 @@ pub enum Event {
     Ready {
         session: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         avatar_url: Option<String>,
         capabilities: Map<String, Value>,
     },
@@ -27,9 +29,11 @@ pub enum Event {
         #[serde(rename = "final")]
         final_: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         reply_to: Option<String>,
         /// v3 conversation (`session` UUID); absent for the adapter dialect.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
     },
     ///
@@ -43,16 +47,20 @@ pub enum Event {
         text: String,
         options: Vec<PromptOption>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         command: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         description: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         timeout_seconds: Option<u64>,
     },
     ///
     PromptDone {
         prompt_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         option_id: Option<String>,
         expired: bool,
     },
@@ -61,13 +69,16 @@ pub enum Event {
         id: String,
         kind: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         mime: Option<String>,
         filename: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         caption: Option<String>,
         path: String,
         size: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
     },
     /// Upload (`up`) or download (`down`) progress of a file.
@@ -77,6 +88,7 @@ pub enum Event {
         code: String,
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         id: Option<String>,
     },
     /// A message of ours was written to the socket.
@@ -87,6 +99,7 @@ pub enum Event {
     Disconnected {
         reason: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         retry_in_ms: Option<u64>,
     },
     /// A-4 / G-3: no retry until settings change.
@@ -96,11 +109,13 @@ pub enum Event {
         cmd: String,
         reason: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         id: Option<String>,
     },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     Up,
@@ -109,42 +124,54 @@ pub enum Direction {
 
 /// What the user asks the engine to do: the `--jsonl` stdin contract (README).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type), specta(rename = "EngineCommand"))]
 #[serde(tag = "cmd", rename_all = "snake_case")]
 pub enum Command {
     Text {
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         reply_to: Option<String>,
         /// Optional client-chosen id; generated when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         id: Option<String>,
         /// v3 conversation; the profile's current one when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
     },
     File {
         path: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         caption: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
     },
     Audio {
         path: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         text: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
     },
     Prompt {
         prompt_id: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         option_id: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
         text: Option<String>,
     },
     /// Cancel an upload or download in progress.

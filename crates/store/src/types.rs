@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 /// Declares a string-backed enum stored as TEXT in SQLite and as lowercase strings in serde.
 macro_rules! text_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $s:literal),+ $(,)? }) => {
-        $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[cfg_attr(feature = "specta", derive(specta::Type))]
+        $(#[$meta])*
         pub enum $name {
             $($(#[$vmeta])* #[serde(rename = $s)] $variant),+
         }
@@ -62,6 +63,7 @@ text_enum!(
 
 text_enum!(
     /// Who wrote a message.
+    #[cfg_attr(feature = "specta", specta(rename = "MessageDirection"))]
     Direction {
         /// Sent by the user.
         Out => "out",
@@ -213,6 +215,7 @@ pub struct Conversation {
 
 /// An error attached to a message (e.g. the agent failed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MessageError {
     pub code: String,
     pub text: String,

@@ -68,8 +68,14 @@ fn agent() -> ureq::Agent {
 impl Driver {
     /// WebKitWebDriver on a free port; the app it launches inherits `HERMES_DATA_DIR`.
     pub fn start(data_dir: &Path) -> Driver {
+        Driver::start_env(data_dir, &[])
+    }
+
+    /// As [`Driver::start`], with extra environment variables for the app (e.g. no Secret Service).
+    pub fn start_env(data_dir: &Path, envs: &[(&str, &str)]) -> Driver {
         let port = free_port();
         let child = Command::new("WebKitWebDriver")
+            .envs(envs.iter().copied())
             .arg(format!("--port={port}"))
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
             .env("HERMES_DATA_DIR", data_dir)

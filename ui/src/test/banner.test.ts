@@ -59,6 +59,27 @@ describe('connection banner', () => {
     expect(screen.queryByText(/hermes pairing approve/)).toBeNull();
   });
 
+  it('access denied is said once: the auth_failed error before it does not add a second line', async () => {
+    const ipc = await renderApp();
+    ipc.emit({ event: 'error', code: 'auth_failed', text: 'wrong token' });
+    ipc.emit({ event: 'access_denied', reason: 'wrong token' });
+    expect(await screen.findByText('No access to the agent')).toBeInTheDocument();
+    expect(screen.getAllByText('wrong token')).toHaveLength(1);
+    // and not after it either
+    ipc.emit({ event: 'error', code: 'auth_failed', text: 'still wrong' });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(screen.queryByText('still wrong')).toBeNull();
+    expect(screen.queryByText('auth_failed')).toBeNull();
+  });
+
+  it('a notice with a known code reads as a sentence', async () => {
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'error', code: 'rate_limited', text: 'slow down' });
+    expect(await screen.findByText('Too many messages — wait a moment and retry.')).toBeInTheDocument();
+    expect(screen.queryByText('rate_limited')).toBeNull();
+  });
+
   it('errors without an id appear as dismissable notices', async () => {
     const ipc = await renderApp();
     await ready(ipc);

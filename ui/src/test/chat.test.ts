@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { composer, frame, ready, renderApp } from './helpers';
+import { CONV, PROFILE, composer, frame, ready, renderApp } from './helpers';
 
 describe('sending text', () => {
   it('shows a local echo at once, then sent, then delivered', async () => {
@@ -109,5 +109,19 @@ describe('sending text', () => {
     expect(await screen.findByText('Atlas is typing…')).toBeInTheDocument();
     ipc.emit({ event: 'typing', on: false });
     await waitFor(() => expect(screen.queryByText('Atlas is typing…')).not.toBeInTheDocument());
+  });
+});
+
+describe('a new v3 agent', () => {
+  it('shows the conversation that connecting created, not "Loading…" forever', async () => {
+    const v3 = { ...PROFILE, dialect: 'v3' as const };
+    let listed = 0;
+    const ipc = await renderApp({
+      profiles: [v3],
+      // none before the first connect (the shell creates it on connect), one after
+      handlers: { list_conversations: () => (listed++ === 0 ? [] : [{ ...CONV, profileId: v3.id }]) },
+    });
+    expect(ipc.calls.findIndex((c) => c.cmd === 'connect')).toBeGreaterThan(0);
+    await waitFor(() => expect(document.getElementById('composer-input')).not.toBeNull());
   });
 });

@@ -4,7 +4,7 @@ import type { InvokeArgs } from '@tauri-apps/api/core';
 import { render, screen, waitFor } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
-import type { AppInfo, Conversation, EngineEvent, HistoryPage, Profile } from '../lib/backend/types';
+import type { AppInfo, Conversation, EngineEvent, HistoryPage, JsonValue, Profile } from '../lib/backend/types';
 import { AppState } from '../lib/state/app.svelte';
 
 export interface Call {
@@ -20,6 +20,7 @@ export const PROFILE: Profile = {
   deviceId: 'desktop-84b9042da9357a03',
   allowInsecureWs: false,
   hasToken: true,
+  tokenSessionOnly: false,
 };
 
 export const CONV: Conversation = {
@@ -114,7 +115,7 @@ export async function renderApp(opts: IpcOptions = {}) {
   return { ...ipc, app, backend, ...r };
 }
 
-export async function ready(ipc: { emit: (e: EngineEvent) => void }, capabilities: Record<string, unknown> = {}) {
+export async function ready(ipc: { emit: (e: EngineEvent) => void }, capabilities: Partial<Record<string, JsonValue>> = {}) {
   ipc.emit({ event: 'connecting', attempt: 1 });
   ipc.emit({ event: 'ready', session: 'mobile:desktop-84b9042da9357a03', capabilities });
 }

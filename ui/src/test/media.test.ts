@@ -33,6 +33,18 @@ describe('media rendering per kind', () => {
     expect(screen.getByRole('slider', { name: 'Position in note.ogg' })).toBeInTheDocument();
   });
 
+  it('a voice note shows its length from the WAV header when WebKit reports no duration', async () => {
+    const ipc = await renderApp({
+      handlers: {
+        file_info: (a) => ({ path: a.path, name: 'tone.wav', size: 32044, mime: 'audio/wav', durationMs: 61_500 }),
+      },
+    });
+    await ready(ipc);
+    ipc.emit({ event: 'media', id: 'v2', kind: 'voice', mime: 'audio/wav', filename: 'tone.wav', path: '/dl/tone.wav', size: 32044 });
+    expect(await screen.findByText('1:01')).toBeInTheDocument();
+    expect(ipc.calls.find((c) => c.cmd === 'file_info')?.args).toEqual({ path: '/dl/tone.wav' });
+  });
+
   it('videos get a player, documents a file card with Open / Save as / Show in folder', async () => {
     const ipc = await renderApp();
     await ready(ipc);

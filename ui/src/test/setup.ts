@@ -1,7 +1,10 @@
 import '@testing-library/jest-dom/vitest';
 import { afterEach, vi } from 'vitest';
-import { cleanup } from '@testing-library/svelte';
+import { cleanup, configure } from '@testing-library/svelte';
 import { clearMocks } from '@tauri-apps/api/mocks';
+
+// findBy*/waitFor: 1 s (the default) is too short on a loaded 2-core CI machine; a real failure still fails.
+configure({ asyncUtilTimeout: 5000 });
 
 // jsdom lacks a few browser APIs the UI (and virtua) use.
 // jsdom has no layout: report a tall message-list viewport and 40 px rows so virtua mounts the rows.

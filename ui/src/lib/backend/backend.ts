@@ -3,6 +3,7 @@ import type {
   BackendErrorPayload,
   Command,
   Conversation,
+  DeepLinkConnect,
   EngineEvent,
   ExportFormat,
   FileDropEvent,
@@ -54,7 +55,7 @@ export interface Backend {
   /** Native file drag & drop onto the window. Returns an unsubscribe function. */
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void;
   /** A `hermes://connect?url=…` link opened the app: prefill a new profile (never carries a token). */
-  onConnectLink?(handler: (link: { url: string; name?: string }) => void): () => void;
+  onConnectLink?(handler: (link: DeepLinkConnect) => void): () => void;
 }
 
 /** A failed backend call: `message` is meant for the user. */

@@ -109,6 +109,7 @@ export class FakeBackend implements Backend {
       deviceId: 'desktop-3f9a1c2b7d4e',
       allowInsecureWs: true,
       hasToken: true,
+      tokenSessionOnly: false,
     },
   ];
   private conversations: Conversation[] = [
@@ -168,7 +169,7 @@ export class FakeBackend implements Backend {
   }
 
   async createProfile(input: ProfileInput) {
-    const p: Profile = { ...input, id: this.id('p'), deviceId: `desktop-${Math.random().toString(16).slice(2, 14)}`, hasToken: false };
+    const p: Profile = { ...input, id: this.id('p'), deviceId: `desktop-${Math.random().toString(16).slice(2, 14)}`, hasToken: false, tokenSessionOnly: false };
     this.profiles.push(p);
     if (p.dialect === 'v3') {
       this.conversations.push({ id: this.id('c'), profileId: p.id, title: 'First conversation', session: crypto.randomUUID(), updatedAt: new Date().toISOString() });
@@ -363,7 +364,7 @@ export class FakeBackend implements Backend {
     });
   }
 
-  private async answer(pid: string, promptId: string, optionId?: string, text?: string) {
+  private async answer(pid: string, promptId: string, optionId?: string | null, text?: string | null) {
     await sleep(300);
     this.emit(pid, { event: 'prompt_done', prompt_id: promptId, option_id: optionId, expired: false });
     await sleep(300);

@@ -1,27 +1,23 @@
-import { Channel, invoke } from '@tauri-apps/api/core';
+import { Channel } from '@tauri-apps/api/core';
+import { commands, events, type AppError, type Result } from '../../bindings';
 import type { Backend } from './backend';
-import { toBackendError } from './backend';
-import type {
-  AppInfo,
-  Command,
-  Conversation,
-  EngineEvent,
-  ExportFormat,
-  FileDropEvent,
-  FileInfo,
-  HistoryPage,
-  Profile,
-  ProfileInput,
-  SearchHit,
-  SendResult,
-} from './types';
+import { BackendError, toBackendError } from './backend';
+import type { Command, DeepLinkConnect, EngineEvent, ExportFormat, FileDropEvent, ProfileInput } from './types';
 
-async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+/** Unwraps a generated command's `Result` (errors cross as `{code, message}`) into a value or a BackendError. */
+async function call<T>(p: Promise<Result<T, AppError>>): Promise<T> {
+  let r: Result<T, AppError>;
   try {
-    return await invoke<T>(cmd, args);
+    r = await p;
   } catch (e) {
     throw toBackendError(e);
   }
+  if (r.status === 'error') throw new BackendError(r.error);
+  return r.data;
+}
+
+async function done(p: Promise<Result<null, AppError>>): Promise<void> {
+  await call(p);
 }
 
 /** The production backend: Tauri commands (`invoke`) and an event `Channel` per connected profile. */
@@ -29,104 +25,106 @@ export class TauriBackend implements Backend {
   private channels = new Map<string, Channel<EngineEvent>>();
 
   appInfo() {
-    return call<AppInfo>('app_info');
+    return commands.appInfo().catch((e: unknown) => {
+      throw toBackendError(e);
+    });
   }
   listProfiles() {
-    return call<Profile[]>('list_profiles');
+    return call(commands.listProfiles());
   }
   createProfile(input: ProfileInput) {
-    return call<Profile>('create_profile', { input });
+    return call(commands.createProfile(input));
   }
   updateProfile(id: string, input: ProfileInput) {
-    return call<Profile>('update_profile', { id, input });
+    return call(commands.updateProfile(id, input));
   }
   deleteProfile(id: string) {
-    return call<void>('delete_profile', { id });
+    return done(commands.deleteProfile(id));
   }
   setToken(profileId: string, token: string, sessionOnly: boolean) {
-    return call<void>('set_token', { profileId, token, sessionOnly });
+    return done(commands.setToken(profileId, token, sessionOnly));
   }
   deleteToken(profileId: string) {
-    return call<void>('delete_token', { profileId });
+    return done(commands.deleteToken(profileId));
   }
 
   async connect(profileId: string, onEvent: (ev: EngineEvent) => void) {
     const channel = new Channel<EngineEvent>();
     channel.onmessage = onEvent;
     this.channels.set(profileId, channel);
-    await call<void>('connect', { profileId, onEvent: channel });
+    await done(commands.connect(profileId, channel));
   }
   async disconnect(profileId: string) {
-    await call<void>('disconnect', { profileId });
+    await done(commands.disconnect(profileId));
     const ch = this.channels.get(profileId);
     if (ch) ch.onmessage = () => {};
     this.channels.delete(profileId);
   }
   sendCommand(profileId: string, command: Command) {
-    return call<SendResult>('send_command', { profileId, command });
+    return call(commands.sendCommand(profileId, command));
   }
 
   listConversations(profileId: string) {
-    return call<Conversation[]>('list_conversations', { profileId });
+    return call(commands.listConversations(profileId));
   }
   createConversation(profileId: string, title: string) {
-    return call<Conversation>('create_conversation', { profileId, title });
+    return call(commands.createConversation(profileId, title));
   }
   renameConversation(id: string, title: string) {
-    return call<void>('rename_conversation', { id, title });
+    return done(commands.renameConversation(id, title));
   }
   deleteConversation(id: string) {
-    return call<void>('delete_conversation', { id });
+    return done(commands.deleteConversation(id));
   }
   history(conversationId: string, limit: number, before?: string) {
-    return call<HistoryPage>('history', { conversationId, before, limit });
+    return call(commands.history(conversationId, before ?? null, limit));
   }
   search(query: string, profileId?: string) {
-    return call<SearchHit[]>('search', { query, profileId });
+    return call(commands.search(query, profileId ?? null));
   }
   exportConversation(id: string, format: ExportFormat) {
-    return call<void>('export_conversation', { id, format });
+    return done(commands.exportConversation(id, format));
   }
 
   openLogsFolder() {
-    return call<void>('open_logs_folder');
+    return done(commands.openLogsFolder());
   }
   openExternal(url: string) {
-    return call<void>('open_external', { url });
+    return done(commands.openExternal(url));
   }
   revealFile(path: string) {
-    return call<void>('reveal_file', { path });
+    return done(commands.revealFile(path));
   }
   saveFileAs(path: string) {
-    return call<void>('save_file_as', { path });
+    return done(commands.saveFileAs(path));
   }
   pickFiles() {
-    return call<string[]>('pick_files');
+    return call(commands.pickFiles());
   }
   fileUrl(path: string) {
-    return call<string>('file_url', { path });
+    return call(commands.fileUrl(path));
   }
   downscaleImage(path: string, maxBytes: number) {
-    return call<string>('downscale_image', { path, maxBytes });
+    return call(commands.downscaleImage(path, maxBytes));
   }
   openFile(path: string) {
-    return call<void>('open_file', { path });
+    return done(commands.openFile(path));
   }
   fileInfo(path: string) {
-    return call<FileInfo>('file_info', { path });
+    return call(commands.fileInfo(path));
   }
   writeTempFile(filename: string, base64: string) {
-    return call<string>('write_temp_file', { filename, base64 });
+    return call(commands.writeTempFile(filename, base64));
   }
   notify(title: string, body: string) {
-    return call<void>('notify', { title, body });
+    return done(commands.notify(title, body));
   }
 
-  onConnectLink(handler: (link: { url: string; name?: string }) => void): () => void {
+  onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {
     let unlisten: (() => void) | null = null;
     let cancelled = false;
-    import('@tauri-apps/api/event')
-      .then(({ listen }) => listen<{ url: string; name?: string }>('deep-link-connect', (e) => handler(e.payload)))
+    events.deepLinkConnect
+      .listen((e) => handler(e.payload))
       .then((u) => {
         if (cancelled) u();
         else unlisten = u;

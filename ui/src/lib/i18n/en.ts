@@ -197,6 +197,7 @@ const en = {
   'profile.tokenPlaceholder': 'Paste the token',
   'profile.tokenReplace': 'Paste a new token to replace it',
   'profile.tokenStored': 'Stored in keychain',
+  'profile.tokenSession': 'Kept for this session only — not saved',
   'profile.tokenNotSet': 'Not set',
   'profile.tokenRemove': 'Remove token',
   'profile.keychainMissing': 'No system keychain is available, so the token cannot be saved permanently.',

@@ -198,6 +198,7 @@ const ru: Catalog = {
   'profile.tokenPlaceholder': 'Вставьте токен',
   'profile.tokenReplace': 'Вставьте новый токен для замены',
   'profile.tokenStored': 'Хранится в связке ключей',
+  'profile.tokenSession': 'Хранится только до закрытия приложения — не сохранён',
   'profile.tokenNotSet': 'Не задан',
   'profile.tokenRemove': 'Удалить токен',
   'profile.keychainMissing': 'Системная связка ключей недоступна, поэтому токен нельзя сохранить надолго.',

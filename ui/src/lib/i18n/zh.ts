@@ -198,6 +198,7 @@ const zh: Catalog = {
   'profile.tokenPlaceholder': '粘贴令牌',
   'profile.tokenReplace': '粘贴新令牌以替换',
   'profile.tokenStored': '已保存在钥匙串中',
+  'profile.tokenSession': '仅在本次运行中保留——未保存',
   'profile.tokenNotSet': '未设置',
   'profile.tokenRemove': '移除令牌',
   'profile.keychainMissing': '没有可用的系统钥匙串，因此无法永久保存令牌。',

@@ -55,7 +55,7 @@ export class AppState {
   settingsTab = $state<SettingsTab>('profiles');
   settingsProfileId = $state<string | null>(null);
   /** From a `hermes://connect` link: what the new-profile form starts with. */
-  prefill = $state<{ url: string; name?: string } | null>(null);
+  prefill = $state<{ url: string; name?: string | null } | null>(null);
   /** A message to scroll to and flash (search results). */
   jumpTo = $state<{ conversationId: string; messageId: string; nonce: number } | null>(null);
   startupError = $state<string | null>(null);
@@ -94,6 +94,9 @@ export class AppState {
       await this.refreshProfiles();
       const first = this.profiles[0];
       if (first) await this.openProfile(first.id);
+      // A hermes://connect link that launched the app came before the page could listen for it.
+      const link = this.info.pendingLink;
+      if (link) this.openNewProfile(link.url, link.name);
     } catch (e) {
       this.startupError = toBackendError(e).message;
     }
@@ -134,8 +137,17 @@ export class AppState {
     if (!s) return;
     if (!s.conversationsLoaded) await s.loadConversations().catch(() => {});
     const conv = s.conversations[0];
+    // Connect while the history loads (launch → interactive): live events that arrive first stay after the stored
+    // messages (loadHistory merges them).
+    const connecting = s.status.kind === 'idle' ? s.connect() : Promise.resolve();
     if (conv) await this.select(profileId, conv.id);
-    if (s.status.kind === 'idle') await s.connect();
+    await connecting;
+    if (!conv) {
+      // A new v3 agent has no conversation until connecting created its first one: show it (not "Loading…").
+      await s.loadConversations().catch(() => {});
+      const first = s.conversations[0];
+      if (first) await this.select(profileId, first.id);
+    }
   }
 
   async select(profileId: string, conversationId: string): Promise<void> {
@@ -174,7 +186,7 @@ export class AppState {
     await s.connect();
   }
 
-  openNewProfile(url: string, name?: string): void {
+  openNewProfile(url: string, name?: string | null): void {
     this.prefill = { url, name };
     this.openSettings('profiles', 'new');
   }

@@ -8,27 +8,31 @@ import type {
   EngineEvent,
   EventOf,
   FileInfo,
+  MessageError,
   MessageState,
   Profile,
   PromptOption,
   StoredMessage,
 } from '../backend/types';
-import { newId, nextFrame } from '../util/frame';
+import { markOnce, newId, nextFrame } from '../util/frame';
 import { parseTime } from '../util/format';
 import { guessMime, kindFromMime, maxMediaBytes } from '../util/media';
+
+/** Error codes that announce an access denial (A-4, G-3): the access-denied banner already says it. */
+const AUTH_CODES = new Set(['auth_failed', 'unauthorized', 'forbidden']);
 
 /* ---------- Timeline items ---------- */
 
 export interface MessageItem {
   type: 'message';
   id: string;
-  serverId?: string;
+  serverId?: string | null;
   direction: 'in' | 'out';
   text: string;
   final: boolean;
   state: MessageState;
-  replyTo?: string;
-  error?: { code: string; text: string };
+  replyTo?: string | null;
+  error?: MessageError | null;
   createdAt: number;
   attachments: Attachment[];
 }
@@ -39,12 +43,12 @@ export interface CardItem {
   kind: string;
   text: string;
   options: PromptOption[];
-  command?: string;
-  description?: string;
-  timeoutSeconds?: number;
+  command?: string | null;
+  description?: string | null;
+  timeoutSeconds?: number | null;
   createdAt: number;
   /** Set by prompt_done (A-15, A-16) or when the countdown runs out locally. */
-  done?: { optionId?: string; expired: boolean };
+  done?: { optionId?: string | null; expired: boolean };
   /** The option (or "other") whose answer is on its way. */
   answering?: string | null;
   answerError?: string;
@@ -324,6 +328,7 @@ export class ProfileSession {
         this.sessionName = ev.session;
         this.avatarUrl = ev.avatar_url || undefined;
         this.capabilities = ev.capabilities ?? {};
+        markOnce('hermes:connected');
         break;
       case 'message':
         this.onMessage(ev);
@@ -376,6 +381,8 @@ export class ProfileSession {
         this.typing = false;
         this.clearPairingTimer();
         this.status = { kind: 'access_denied', reason: ev.reason };
+        // The banner explains the denial: the `auth_failed` error that preceded it would only repeat it.
+        this.notices = this.notices.filter((n) => !AUTH_CODES.has(n.code) && n.text !== ev.reason);
         break;
     }
   }
@@ -388,7 +395,7 @@ export class ProfileSession {
     return undefined;
   }
 
-  private routeTimeline(session?: string): Timeline {
+  private routeTimeline(session?: string | null): Timeline {
     if (session) {
       const conv = this.conversations.find((c) => c.session === session);
       if (conv) return this.timeline(conv.id);
@@ -510,7 +517,7 @@ export class ProfileSession {
     }
   }
 
-  private onError(code: string, text: string, id?: string): void {
+  private onError(code: string, text: string, id?: string | null): void {
     if (id) {
       const it = this.findItem(id);
       if (it?.type === 'message') {
@@ -529,6 +536,7 @@ export class ProfileSession {
         delete this.progress[id];
       }
     }
+    if (this.status.kind === 'access_denied' && (AUTH_CODES.has(code) || text === this.status.reason)) return;
     this.notices.push({ id: newId(), code, text });
     if (this.notices.length > 5) this.notices.shift();
   }

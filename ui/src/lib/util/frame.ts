@@ -1,10 +1,40 @@
-/** One callback per animation frame (falls back to a 16 ms timer where rAF is missing). */
+/** Longest wait for a frame: WebKitGTK throttles requestAnimationFrame hard in some windows (measured: 3 frames in
+ *  3 s under Xvfb), and streamed text must not then arrive as one huge late batch. */
+export const FRAME_FALLBACK_MS = 50;
+
+/**
+ * Runs `fn` once, at the next animation frame or after FRAME_FALLBACK_MS, whichever comes first (a 16 ms timer
+ * where rAF is missing). Callers coalesce their work into it: at most one update per frame.
+ */
 export function nextFrame(fn: () => void): void {
-  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => fn());
-  else setTimeout(fn, 16);
+  if (typeof requestAnimationFrame !== 'function') {
+    setTimeout(fn, 16);
+    return;
+  }
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    cancelAnimationFrame(raf);
+    clearTimeout(timer);
+    fn();
+  };
+  const raf = requestAnimationFrame(run);
+  const timer = setTimeout(run, FRAME_FALLBACK_MS);
 }
 
 export function newId(): string {
   if (typeof crypto !== 'undefined' && 'randomUUID' in crypto) return crypto.randomUUID();
   return `id-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+/**
+ * A User Timing mark (first time only), read by the desktop bench (`src-tauri/tests/bench.rs`) to time launch →
+ * interactive without WebDriver's polling in the figure. `afterPaint`: once the next frame has rendered.
+ */
+export function markOnce(name: string, afterPaint = false): void {
+  if (typeof performance === 'undefined' || typeof performance.mark !== 'function') return;
+  if (performance.getEntriesByName(name).length > 0) return;
+  if (!afterPaint) performance.mark(name);
+  else nextFrame(() => setTimeout(() => performance.getEntriesByName(name).length || performance.mark(name), 0));
 }

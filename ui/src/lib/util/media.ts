@@ -42,7 +42,7 @@ export function kindFromMime(mime: string | undefined): MediaKind {
 /** How a received/sent attachment is displayed. */
 export type Display = 'image' | 'audio' | 'video' | 'file';
 
-export function displayOf(kind: string, mime?: string): Display {
+export function displayOf(kind: string, mime?: string | null): Display {
   const k = kind.toLowerCase();
   if (k === 'image' || k === 'animation' || k === 'photo') {
     // SVG is never shown inline: it can carry script.
@@ -57,7 +57,7 @@ export function displayOf(kind: string, mime?: string): Display {
 
 export type FileIcon = 'pdf' | 'archive' | 'text' | 'code' | 'sheet' | 'image' | 'audio' | 'video' | 'generic';
 
-export function fileIcon(filename: string, mime?: string): FileIcon {
+export function fileIcon(filename: string, mime?: string | null): FileIcon {
   const ext = filename.split('.').pop()?.toLowerCase() ?? '';
   if (mime === 'application/pdf' || ext === 'pdf') return 'pdf';
   if (['zip', 'gz', 'tgz', 'xz', '7z', 'rar', 'tar', 'bz2'].includes(ext)) return 'archive';
