@@ -84,8 +84,11 @@ impl ReplyAssembler {
         if !self.replies.contains_key(&m.id) {
             self.evict();
             self.order.push_back(m.id.clone());
+            self.replies.insert(m.id.clone(), Reply::default());
         }
-        let r = self.replies.entry(m.id.clone()).or_default();
+        let Some(r) = self.replies.get_mut(&m.id) else {
+            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES }); // unreachable: inserted above
+        };
         if r.truncated {
             return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES });
         }
