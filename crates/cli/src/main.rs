@@ -149,15 +149,21 @@ async fn main() -> anyhow::Result<()> {
 }
 
 /// The `--jsonl` contract: stdin commands, stdout events; a bad line gets `rejected` and nothing is sent.
-async fn run_jsonl(
-    handle: hermes_client::Handle,
-    mut events: tokio::sync::mpsc::Receiver<Event>,
-) -> anyhow::Result<()> {
+async fn run_jsonl(handle: hermes_client::Handle, mut events: hermes_client::Events) -> anyhow::Result<()> {
     let out = tokio::spawn(async move {
-        while let Some(ev) = events.recv().await {
-            let line = serde_json::to_string(&ev).unwrap_or_default();
+        // A burst of events (a fast stream of replies) is written with one flush, not one per line.
+        loop {
+            let batch = events.recv_batch().await;
+            if batch.is_empty() {
+                break;
+            }
+            let mut lines = String::new();
+            for ev in &batch {
+                lines.push_str(&serde_json::to_string(ev).unwrap_or_default());
+                lines.push('\n');
+            }
             let mut stdout = std::io::stdout().lock();
-            if writeln!(stdout, "{line}").and_then(|_| stdout.flush()).is_err() {
+            if stdout.write_all(lines.as_bytes()).and_then(|_| stdout.flush()).is_err() {
                 break;
             }
         }
@@ -190,10 +196,7 @@ async fn run_jsonl(
 }
 
 /// A friendly chat: streamed replies printed as they grow, cards answered by number.
-async fn run_interactive(
-    handle: hermes_client::Handle,
-    mut events: tokio::sync::mpsc::Receiver<Event>,
-) -> anyhow::Result<()> {
+async fn run_interactive(handle: hermes_client::Handle, mut events: hermes_client::Events) -> anyhow::Result<()> {
     println!(
         "hermes-chat — type a message and press Enter. /file PATH, /audio PATH, /quit. Answer a card with its number."
     );

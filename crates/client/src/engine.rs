@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use hermes_protocol::adapter::Device;
+use hermes_protocol::backoff::{BackoffPolicy, Jitter, backoff};
 use hermes_protocol::media::{MediaMeta, UpMediaMeta, safe_filename};
 use hermes_protocol::session::{Config, DownloadSource, Io, Outgoing};
 use hermes_protocol::v3::MediaDescriptor;
@@ -28,6 +29,9 @@ use crate::files::{self, adapter_kind_for_mime, mime_for_path};
 use crate::http::{Http, HttpError};
 use crate::persist::{OutboxRecord, Payload, Persist};
 use crate::policy::{self, UrlError};
+
+/// Bytes of a file read and encoded per WebSocket fragment (a multiple of 3: no base64 padding inside a frame).
+const FILE_CHUNK: usize = 768 * 1024;
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 type Connecting = Pin<Box<dyn Future<Output = Result<Ws, (Option<u16>, String)>> + Send>>;
@@ -164,11 +168,60 @@ enum Internal {
     UploadFailed { id: String, error: HttpError },
 }
 
+/// At most this many events travel in one batch.
+const MAX_BATCH: usize = 256;
+
+/// The engine's events, in order. They travel in batches (one channel operation and at most one wake-up of the
+/// consumer per burst of frames, not per event); [`Events::recv`] hands them out one at a time, like a channel.
+#[derive(Debug)]
+pub struct Events {
+    rx: mpsc::Receiver<Vec<Event>>,
+    batch: std::vec::IntoIter<Event>,
+}
+
+impl Events {
+    /// The next event; `None` once the engine has stopped and every event was taken. Cancel-safe (`select!`).
+    pub async fn recv(&mut self) -> Option<Event> {
+        loop {
+            if let Some(ev) = self.batch.next() {
+                return Some(ev);
+            }
+            self.batch = self.rx.recv().await?.into_iter();
+        }
+    }
+
+    /// The next event if one is waiting now.
+    pub fn try_recv(&mut self) -> Option<Event> {
+        loop {
+            if let Some(ev) = self.batch.next() {
+                return Some(ev);
+            }
+            self.batch = self.rx.try_recv().ok()?.into_iter();
+        }
+    }
+
+    /// Every event waiting now (at least one; waits for it), in order: for consumers that handle bursts at once.
+    /// Empty once the engine has stopped and every event was taken. Cancel-safe.
+    pub async fn recv_batch(&mut self) -> Vec<Event> {
+        let mut out: Vec<Event> = self.batch.by_ref().collect();
+        if out.is_empty() {
+            match self.rx.recv().await {
+                Some(b) => out = b,
+                None => return out,
+            }
+        }
+        while let Ok(b) = self.rx.try_recv() {
+            out.extend(b);
+        }
+        out
+    }
+}
+
 /// Start an engine. Events arrive on the returned receiver; the engine stops when the handle is dropped or `quit`.
-pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, mpsc::Receiver<Event>), StartError> {
+pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Events), StartError> {
     let url = policy::check_url(&cfg.url, cfg.allow_insecure_ws, cfg.dialect == Dialect::Adapter)?;
     let (tx, rx) = mpsc::channel(256);
-    let (ev_tx, ev_rx) = mpsc::channel(1024);
+    let (ev_tx, ev_rx) = mpsc::channel(64);
     let (in_tx, in_rx) = mpsc::unbounded_channel();
     let user_id = cfg
         .user_id
@@ -186,6 +239,7 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, mp
         },
         Instant::now().into_std(),
     );
+    let cfg_seed = cfg.seed.rotate_left(17);
     let engine = Engine {
         url,
         cfg,
@@ -193,15 +247,18 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, mp
         persist,
         http: Http::new(),
         events: ev_tx,
+        batch: Vec::new(),
         internal: in_tx,
         transfers: HashMap::new(),
         uploads: VecDeque::new(),
         uploading: None,
-        uploads_paused: false,
+        upload_retry: None,
+        upload_failures: 0,
+        upload_jitter: Jitter::new(cfg_seed),
         quit: false,
     };
     let task = tokio::spawn(engine.run(rx, in_rx));
-    Ok((Handle { tx, task }, ev_rx))
+    Ok((Handle { tx, task }, Events { rx: ev_rx, batch: Vec::new().into_iter() }))
 }
 
 struct Engine {
@@ -210,15 +267,21 @@ struct Engine {
     session: Session,
     persist: Box<dyn Persist>,
     http: Http,
-    events: mpsc::Sender<Event>,
+    events: mpsc::Sender<Vec<Event>>,
+    /// Events not yet handed to the consumer (sent at the end of each [`Engine::pump`]).
+    batch: Vec<Event>,
     internal: mpsc::UnboundedSender<Internal>,
     /// Transfers in progress by message id (download or upload), for cancel.
     transfers: HashMap<String, AbortHandle>,
     /// v3: files waiting for their HTTP upload (G-9), in order.
     uploads: VecDeque<OutboxRecord>,
     uploading: Option<String>,
-    /// v3: an upload failed for a passing reason; try again after the next `ready`, not in a tight loop.
-    uploads_paused: bool,
+    /// v3: an upload failed for a passing reason: the next try is at this time (backoff, G-10's sequence), or at
+    /// once after the next `ready`.
+    upload_retry: Option<Instant>,
+    /// Passing upload failures in a row (the backoff step).
+    upload_failures: u32,
+    upload_jitter: Jitter,
     quit: bool,
 }
 
@@ -237,12 +300,24 @@ impl Engine {
         self.load_outbox();
         let mut ws: Option<Ws> = None;
         let mut connecting: Option<Connecting> = None;
+        // One timer for the session's deadline, moved when the deadline moves (not a new timer every turn).
+        let far = Instant::now() + Duration::from_secs(86_400 * 365);
+        let sleep = tokio::time::sleep_until(far);
+        tokio::pin!(sleep);
+        let mut armed = far;
         loop {
             self.pump(&mut ws, &mut connecting).await;
             if self.quit || self.events.is_closed() {
                 break;
             }
-            let deadline = self.session.poll_timeout().map(Instant::from_std);
+            let mut deadline = self.session.poll_timeout().map(Instant::from_std).unwrap_or(far);
+            if let Some(t) = self.upload_retry {
+                deadline = deadline.min(t);
+            }
+            if deadline != armed {
+                sleep.as_mut().reset(deadline);
+                armed = deadline;
+            }
             tokio::select! {
                 biased;
                 req = rx.recv() => match req {
@@ -268,21 +343,25 @@ impl Engine {
                     }
                 }
                 msg = async { match ws.as_mut() { Some(s) => s.next().await, None => std::future::pending().await } }, if ws.is_some() => {
-                    self.on_socket(msg, &mut ws);
-                    // Take whatever else is already buffered before going round the select again (throughput).
-                    for _ in 0..256 {
+                    let t = now();
+                    self.on_socket(msg, &mut ws, t);
+                    // Take whatever else is already buffered before going round the select again (throughput): one
+                    // clock reading and one batch of events for the burst.
+                    for _ in 0..MAX_BATCH {
                         let Some(s) = ws.as_mut() else { break };
                         match s.next().now_or_never() {
-                            Some(m) => self.on_socket(m, &mut ws),
+                            Some(m) => self.on_socket(m, &mut ws, t),
                             None => break,
                         }
                     }
                 }
-                _ = async { match deadline { Some(d) => tokio::time::sleep_until(d).await, None => std::future::pending().await } } => {
+                _ = &mut sleep, if armed != far => {
+                    armed = far; // fired: re-armed from the session next turn
                     self.session.handle_timeout(now());
                 }
             }
         }
+        self.pump(&mut ws, &mut connecting).await;
         if let Some(mut s) = ws.take() {
             let _ = tokio::time::timeout(Duration::from_secs(2), s.close(None)).await;
         }
@@ -309,6 +388,16 @@ impl Engine {
                 break;
             }
         }
+        self.flush_events().await;
+    }
+
+    /// Hand the collected events to the consumer in one batch.
+    async fn flush_events(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(16));
+        let _ = self.events.send(batch).await;
     }
 
     async fn do_io(&mut self, io: Io, ws: &mut Option<Ws>, connecting: &mut Option<Connecting>) {
@@ -325,6 +414,9 @@ impl Engine {
                 *connecting = Some(Box::pin(dial(target, self.cfg.connect_timeout)));
             }
             Io::Send(text) => self.write(ws, Message::Text(text.into())).await,
+            Io::SendFile { id, head, path, offset, len } => {
+                self.write_file_frame(ws, &id, head, &path, offset, len).await
+            }
             Io::Ping(p) => self.write(ws, Message::Ping(p.into())).await,
             Io::Close { code, reason } => {
                 if let Some(mut s) = ws.take() {
@@ -359,8 +451,79 @@ impl Engine {
         }
     }
 
-    fn on_socket(&mut self, msg: Option<Result<Message, tungstenite::Error>>, ws: &mut Option<Ws>) {
-        let t = now();
+    /// One `media` frame of a file on disk, read and base64-encoded piece by piece and written as the
+    /// fragments of one text message (RFC 6455 §5.4): the peer gets the same message as a single frame, but neither
+    /// the file nor its whole frame is ever in memory (an 8 MiB file costs about 3 MiB here, not 30).
+    async fn write_file_frame(
+        &mut self,
+        ws: &mut Option<Ws>,
+        id: &str,
+        head: String,
+        path: &Path,
+        offset: u64,
+        len: u64,
+    ) {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        use tungstenite::protocol::frame::{
+            Frame,
+            coding::{Data, OpCode},
+        };
+        if ws.is_none() {
+            return;
+        }
+        let open = std::fs::File::open(path).and_then(|mut f| {
+            let size = f.metadata()?.len();
+            if size < offset + len {
+                return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the file became shorter"));
+            }
+            f.seek(SeekFrom::Start(offset))?;
+            Ok(f)
+        });
+        let mut file = match open {
+            Ok(f) => f,
+            Err(e) => {
+                // nothing written yet: the item is refused, the connection stays
+                self.session.fail_item(id, &format!("could not read the file: {e}"));
+                return;
+            }
+        };
+        let mut buf = vec![0u8; (len as usize).min(FILE_CHUNK)];
+        let mut out = head;
+        let mut left = len as usize;
+        let mut first = true;
+        loop {
+            let n = left.min(FILE_CHUNK);
+            if let Err(e) = file.read_exact(&mut buf[..n]) {
+                // part of the message is out: only closing the connection ends it; the item is refused
+                warn!(error = %e, "file read failed while sending");
+                *ws = None;
+                self.session.fail_item(id, &format!("could not read the file: {e}"));
+                self.session.handle_closed(None, "a file could not be read while sending it", now());
+                return;
+            }
+            base64::Engine::encode_string(&base64::engine::general_purpose::STANDARD, &buf[..n], &mut out);
+            left -= n;
+            let last = left == 0;
+            if last {
+                out.push_str(hermes_protocol::media::MEDIA_FRAME_TAIL);
+            }
+            let opcode = if first { OpCode::Data(Data::Text) } else { OpCode::Data(Data::Continue) };
+            let next = if last { String::new() } else { String::with_capacity(FILE_CHUNK / 3 * 4 + 8) };
+            let frame = Frame::message(std::mem::replace(&mut out, next).into_bytes(), opcode, last);
+            self.write(ws, Message::Frame(frame)).await;
+            if last || ws.is_none() {
+                return;
+            }
+            first = false;
+        }
+    }
+
+    fn on_socket(
+        &mut self,
+        msg: Option<Result<Message, tungstenite::Error>>,
+        ws: &mut Option<Ws>,
+        t: std::time::Instant,
+    ) {
         match msg {
             Some(Ok(Message::Text(text))) => self.session.handle_text(text.as_str(), t),
             Some(Ok(Message::Binary(_))) | Some(Ok(Message::Ping(_))) | Some(Ok(Message::Frame(_))) => {
@@ -388,7 +551,7 @@ impl Engine {
 
     async fn emit(&mut self, ev: Event) {
         match &ev {
-            Event::Ready { .. } => self.uploads_paused = false,
+            Event::Ready { .. } => self.upload_retry = None,
             Event::Delivered { id } => {
                 if let Err(e) = self.persist.outbox_confirm(id) {
                     warn!(%e, "outbox confirm failed");
@@ -400,7 +563,10 @@ impl Engine {
             _ => {}
         }
         self.persist.record(&ev);
-        let _ = self.events.send(ev).await;
+        self.batch.push(ev);
+        if self.batch.len() >= MAX_BATCH {
+            self.flush_events().await;
+        }
     }
 
     // ------------------------------------------------------------------ commands
@@ -490,8 +656,9 @@ impl Engine {
                 Outgoing::Audio { wav: Arc::from(wav), text: caption.clone() }
             }
             Payload::File { path, filename, mime, caption, .. } => {
-                let bytes = std::fs::read(path).map_err(|e| format!("could not read {filename}: {e}"))?;
-                Outgoing::Media {
+                // only the size now: the bytes are read from the outbox copy while the frames are written
+                let size = std::fs::metadata(path).map_err(|e| format!("could not read {filename}: {e}"))?.len();
+                Outgoing::MediaFile {
                     meta: UpMediaMeta {
                         id: rec.id.clone(),
                         kind: adapter_kind_for_mime(mime).into(),
@@ -499,7 +666,8 @@ impl Engine {
                         filename: filename.clone(),
                         caption: caption.clone(),
                     },
-                    bytes: Arc::from(bytes),
+                    path: PathBuf::from(path),
+                    size,
                 }
             }
         }))
@@ -602,7 +770,7 @@ impl Engine {
             });
             if let Err(reason) = res {
                 let _ = self.persist.outbox_fail(&id, &reason);
-                let _ = self.events.try_send(Event::Rejected { cmd: rec.payload.kind().into(), reason, id: Some(id) });
+                self.batch.push(Event::Rejected { cmd: rec.payload.kind().into(), reason, id: Some(id) });
             }
         }
     }
@@ -659,9 +827,11 @@ impl Engine {
 
     /// v3: start the next HTTP upload when connected (G-9), one at a time, in order.
     fn start_upload(&mut self) {
-        if self.uploading.is_some() || self.uploads_paused || !self.session.is_ready() {
+        if self.uploading.is_some() || self.upload_retry.is_some_and(|t| Instant::now() < t) || !self.session.is_ready()
+        {
             return;
         }
+        self.upload_retry = None;
         let Some(rec) = self.uploads.front().cloned() else { return };
         let Payload::File { path, filename, mime, .. } = &rec.payload else {
             self.uploads.pop_front();
@@ -719,6 +889,7 @@ impl Engine {
                 .await;
             }
             Internal::Uploaded { rec, media } => {
+                self.upload_failures = 0;
                 self.transfers.remove(&rec.id);
                 self.uploading = None;
                 if self.uploads.front().is_some_and(|r| r.id == rec.id) {
@@ -740,10 +911,14 @@ impl Engine {
                 match error {
                     // retried after the next connection; the rest refuse the file for good
                     HttpError::Network(_) | HttpError::Status { status: 500..=599 } => {
-                        self.uploads_paused = true;
+                        // G-9/G-10: retried after a backoff delay (1 s, 2 s, 4 s, 8 s, then 30 s, ±20 %), or at once
+                        // after the next `ready`; never in a tight loop
+                        let delay = backoff(BackoffPolicy::V3, self.upload_failures, self.upload_jitter.next());
+                        self.upload_failures = self.upload_failures.saturating_add(1);
+                        self.upload_retry = Some(Instant::now() + delay);
                         self.emit(Event::Error {
                             code: "upload_failed".into(),
-                            text: format!("upload failed, will retry: {error}"),
+                            text: format!("upload failed, will retry in {:.1} s: {error}", delay.as_secs_f64()),
                             id: Some(id),
                         })
                         .await;

@@ -12,6 +12,6 @@ pub mod policy;
 pub mod recorder;
 pub mod tls;
 
-pub use engine::{EngineConfig, Handle, Reply, Secret, StartError, spawn};
+pub use engine::{EngineConfig, Events, Handle, Reply, Secret, StartError, spawn};
 pub use persist::{MemoryPersist, OutboxRecord, Payload, Persist};
 pub use recorder::StorePersist;

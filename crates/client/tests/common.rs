@@ -6,11 +6,10 @@ use std::time::Duration;
 
 use hermes_client::{EngineConfig, Handle, MemoryPersist, Persist, Secret};
 use hermes_protocol::{Dialect, Event};
-use tokio::sync::mpsc::Receiver;
 
 pub struct Client {
     pub handle: Handle,
-    pub events: Receiver<Event>,
+    pub events: hermes_client::Events,
     pub seen: Vec<Event>,
 }
 

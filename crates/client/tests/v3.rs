@@ -110,3 +110,74 @@ async fn g9_upload_over_http_then_media_message_and_download_of_agent_files() {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), size);
     }
 }
+
+/// A TCP proxy in front of the gateway that refuses the first `fail` upload requests with HTTP 503 (a passing
+/// failure) and passes everything else through. Returns its address and the number of uploads it saw.
+async fn flaky_upload_proxy(
+    target: std::net::SocketAddr,
+    fail: usize,
+) -> (std::net::SocketAddr, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncWriteExt as _;
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let uploads = std::sync::Arc::new(AtomicUsize::new(0));
+    let seen = uploads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = l.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                const UPLOAD: &[u8] = b"POST /api/media/upload";
+                let mut head = [0u8; 32];
+                let mut n = 0;
+                for _ in 0..50 {
+                    n = inbound.peek(&mut head).await.unwrap_or(0);
+                    if n >= UPLOAD.len() || n == 0 {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                }
+                if head[..n].starts_with(UPLOAD) && seen.fetch_add(1, Ordering::SeqCst) < fail {
+                    let refusal = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+                    let _ = inbound.write_all(refusal).await;
+                    let _ = inbound.shutdown().await;
+                    return;
+                }
+                let Ok(mut out) = tokio::net::TcpStream::connect(target).await else { return };
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+            });
+        }
+    });
+    (addr, uploads)
+}
+
+/// G-9, G-10: an upload that fails for a passing reason (HTTP 503 here) is tried again by itself after a backoff
+/// delay, on the same connection — not only after the next `ready` — and the agent gets the file once.
+#[tokio::test]
+async fn g9_g10_a_failed_upload_is_retried_after_a_backoff_delay_without_reconnecting() {
+    let srv = gateway().await;
+    let jwt = srv.mint_v3_token("carol").unwrap();
+    let (proxy, uploads) = flaky_upload_proxy(srv.addr(), 1).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = start(config(&format!("ws://{proxy}/ws/app"), Dialect::V3, &jwt, "desktop-v4", dir.path()));
+    c.ready().await;
+    let path = dir.path().join("notes.txt");
+    std::fs::write(&path, b"retry me").unwrap();
+    let id = c
+        .handle
+        .command(Command::File { path: path.to_string_lossy().into(), caption: None, id: None, session: None })
+        .await
+        .unwrap()
+        .unwrap();
+    c.wait(10, |e| matches!(e, Event::Error { code, id: Some(i), .. } if code == "upload_failed" && *i == id)).await;
+    let failed_at = std::time::Instant::now();
+    c.wait(10, |e| matches!(e, Event::Delivered { id: i } if *i == id)).await;
+    assert!(
+        failed_at.elapsed() >= std::time::Duration::from_millis(700),
+        "retried after the first backoff step (1 s ± 20 %), not at once: {:?}",
+        failed_at.elapsed()
+    );
+    assert_eq!(c.seen.iter().filter(|e| matches!(e, Event::Ready { .. })).count(), 1, "no reconnect was needed");
+    assert_eq!(uploads.load(std::sync::atomic::Ordering::SeqCst), 2, "one refused upload, one retry");
+    assert_eq!(srv.log().iter().filter(|e| e.id == id).count(), 1, "the agent got the media message once");
+}

@@ -141,10 +141,11 @@ pub fn frame_overhead(meta: &UpMediaMeta) -> u64 {
     encode_media_frame(meta, &[], u32::MAX, u32::MAX).len() as u64
 }
 
-/// Encode one uplink `media` frame; the base64 goes straight into the output (no intermediate copy), so an 8 MiB
-/// file costs one ~11 MiB string.
-pub fn encode_media_frame(meta: &UpMediaMeta, bytes: &[u8], part: u32, parts: u32) -> String {
-    let mut out = String::with_capacity(base64_len(bytes.len() as u64) as usize + 256);
+/// The text of an uplink `media` frame up to the opening quote of `data`: the caller appends the base64 of the
+/// piece, then [`MEDIA_FRAME_TAIL`]. This lets a file be encoded (and written) in pieces straight from disk, so it
+/// is never in memory whole beside its frame (A-18); the result is the same text as [`encode_media_frame`].
+pub fn media_frame_head(meta: &UpMediaMeta, part: u32, parts: u32) -> String {
+    let mut out = String::with_capacity(160 + meta.filename.len() + meta.caption.as_ref().map_or(0, String::len));
     out.push_str("{\"t\":\"media\",\"id\":");
     out.push_str(&json_str(&meta.id));
     out.push_str(",\"kind\":");
@@ -162,8 +163,19 @@ pub fn encode_media_frame(meta: &UpMediaMeta, bytes: &[u8], part: u32, parts: u3
     out.push_str(",\"parts\":");
     out.push_str(&parts.to_string());
     out.push_str(",\"data\":\"");
+    out
+}
+
+/// What closes a frame begun with [`media_frame_head`].
+pub const MEDIA_FRAME_TAIL: &str = "\"}";
+
+/// Encode one uplink `media` frame; the base64 goes straight into the output (no intermediate copy), so an 8 MiB
+/// file costs one ~11 MiB string.
+pub fn encode_media_frame(meta: &UpMediaMeta, bytes: &[u8], part: u32, parts: u32) -> String {
+    let mut out = media_frame_head(meta, part, parts);
+    out.reserve(base64_len(bytes.len() as u64) as usize + MEDIA_FRAME_TAIL.len());
     base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut out);
-    out.push_str("\"}");
+    out.push_str(MEDIA_FRAME_TAIL);
     out
 }
 

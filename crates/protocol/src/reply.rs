@@ -81,11 +81,17 @@ impl ReplyAssembler {
         if index >= MAX_CHUNKS {
             return Err(ReplyError::BadChunk { id: m.id, index, total: total.unwrap_or(0) });
         }
-        if !self.replies.contains_key(&m.id) {
+        // A known reply is found without copying its id; a new one costs the two copies it keeps.
+        let r = if self.replies.contains_key(&m.id) {
+            self.replies.get_mut(&m.id)
+        } else {
             self.evict();
             self.order.push_back(m.id.clone());
-        }
-        let r = self.replies.entry(m.id.clone()).or_default();
+            Some(self.replies.entry(m.id.clone()).or_default())
+        };
+        let Some(r) = r else {
+            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES }); // unreachable: checked above
+        };
         if r.truncated {
             return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES });
         }

@@ -11,6 +11,7 @@
 //! to pending on a drop and are resent first, in order, with the same ids, after the next `ready`.
 
 use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -72,6 +73,14 @@ pub enum Outgoing {
         meta: UpMediaMeta,
         bytes: Arc<Vec<u8>>,
     },
+    /// Adapter: a file on disk of `size` bytes, sent like [`Outgoing::Media`] but never held in memory: its
+    /// frames come out as [`Io::SendFile`] and the caller reads and encodes the bytes while writing them.
+    /// `meta.id` is ignored: the outbox id is used.
+    MediaFile {
+        meta: UpMediaMeta,
+        path: PathBuf,
+        size: u64,
+    },
     /// v3: a file already uploaded over HTTP (G-9 step 2).
     V3Media {
         session: Option<String>,
@@ -85,7 +94,7 @@ impl Outgoing {
         match self {
             Outgoing::Text { .. } => "text",
             Outgoing::Audio { .. } => "audio",
-            Outgoing::Media { .. } | Outgoing::V3Media { .. } => "file",
+            Outgoing::Media { .. } | Outgoing::MediaFile { .. } | Outgoing::V3Media { .. } => "file",
         }
     }
 }
@@ -112,6 +121,10 @@ pub enum Io {
     Connect,
     /// Write one text frame.
     Send(String),
+    /// Write one uplink `media` frame of an [`Outgoing::MediaFile`]: `head`, then the base64 of the
+    /// `len` bytes of `path` from `offset`, then [`media::MEDIA_FRAME_TAIL`] — one text message, which the caller
+    /// may write as several WebSocket fragments. If the file cannot be read, call [`Session::fail_item`].
+    SendFile { id: String, head: String, path: PathBuf, offset: u64, len: u64 },
     /// Write a WebSocket Ping with this payload; its Pong goes to `handle_pong`.
     Ping(Vec<u8>),
     /// Close the socket (no `handle_closed` needed afterwards).
@@ -244,8 +257,8 @@ impl Session {
         if self.state != State::Ready {
             return None;
         }
-        if let Some(frame) = self.next_outbox_frame() {
-            return Some(Io::Send(frame));
+        if let Some(io) = self.next_outbox_frame() {
+            return Some(io);
         }
         if self.need_ping {
             self.need_ping = false;
@@ -604,6 +617,12 @@ impl Session {
                     .map(|_| ())
                     .map_err(|e| e.to_string())
             }
+            (Dialect::Adapter, Outgoing::MediaFile { meta, size, .. }) => {
+                self.capability("media")?;
+                media::plan_upload(*size, media::frame_overhead(meta), &self.limits)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }
             (Dialect::V3, Outgoing::V3Media { media, .. }) => {
                 if media.size > self.limits.max_media_bytes {
                     return Err(MediaError::TooBig { size: media.size, limit: self.limits.max_media_bytes }.to_string());
@@ -631,6 +650,23 @@ impl Session {
         self.check(&item)?;
         self.outbox.push(id, Queued { item, created_unix });
         Ok(())
+    }
+
+    /// The caller could not carry out an item's [`Io::SendFile`] (its file is gone or unreadable): the item leaves
+    /// the outbox for good and `rejected` is reported. The caller should drop the connection if part of the frame
+    /// was already written (the agent discards an unfinished series, A-19).
+    pub fn fail_item(&mut self, id: &str, reason: &str) {
+        let cmd = self.outbox.get(id).map_or("file", |q| q.item.cmd_name());
+        if self.cursor.as_ref().is_some_and(|c| c.id == id) {
+            self.cursor = None;
+        }
+        if self.outbox.remove(id).is_some() {
+            self.events.push_back(Event::Rejected {
+                cmd: cmd.into(),
+                reason: reason.to_string(),
+                id: Some(id.to_string()),
+            });
+        }
     }
 
     /// Cancel a queued item or an upload in progress. Returns whether something was cancelled.
@@ -761,15 +797,15 @@ impl Session {
     }
 
     /// The next frame of the outbox, if any; marks items in flight once their last frame is out.
-    fn next_outbox_frame(&mut self) -> Option<String> {
+    fn next_outbox_frame(&mut self) -> Option<Io> {
         if self.cursor.is_none() {
             let (id, q) = self.outbox.next_pending().map(|(id, q)| (id.to_string(), q.clone()))?;
             match self.encode_whole(&id, &q) {
                 Ok(Some(frame)) => {
                     self.written(&id);
-                    return Some(frame);
+                    return Some(Io::Send(frame));
                 }
-                Ok(None) => {} // a multi-part upload: the cursor is set
+                Ok(None) => {} // a file: the cursor is set
                 Err(reason) => {
                     self.outbox.remove(&id);
                     self.events.push_back(Event::Rejected { cmd: q.item.cmd_name().into(), reason, id: Some(id) });
@@ -778,13 +814,27 @@ impl Session {
             }
         }
         let cur = self.cursor.clone()?;
-        let Some(Outgoing::Media { meta, bytes }) = self.outbox_item(&cur.id).map(|q| q.item) else {
-            self.cursor = None;
-            return None;
-        };
-        let meta = UpMediaMeta { id: cur.id.clone(), ..meta };
         let range = cur.plan.range(cur.next_part);
-        let frame = media::encode_media_frame(&meta, &bytes[range.clone()], cur.next_part, cur.plan.parts);
+        let io = match self.outbox.get(&cur.id).map(|q| &q.item) {
+            Some(Outgoing::Media { meta, bytes }) => {
+                let meta = UpMediaMeta { id: cur.id.clone(), ..meta.clone() };
+                Io::Send(media::encode_media_frame(&meta, &bytes[range.clone()], cur.next_part, cur.plan.parts))
+            }
+            Some(Outgoing::MediaFile { meta, path, .. }) => {
+                let meta = UpMediaMeta { id: cur.id.clone(), ..meta.clone() };
+                Io::SendFile {
+                    id: cur.id.clone(),
+                    head: media::media_frame_head(&meta, cur.next_part, cur.plan.parts),
+                    path: path.clone(),
+                    offset: range.start as u64,
+                    len: range.len() as u64,
+                }
+            }
+            _ => {
+                self.cursor = None;
+                return None;
+            }
+        };
         self.events.push_back(Event::Progress {
             id: cur.id.clone(),
             direction: Direction::Up,
@@ -797,7 +847,7 @@ impl Session {
         } else if let Some(c) = &mut self.cursor {
             c.next_part += 1;
         }
-        Some(frame)
+        Some(io)
     }
 
     fn written(&mut self, id: &str) {
@@ -834,6 +884,13 @@ impl Session {
                 let meta = UpMediaMeta { id: id.to_string(), ..meta.clone() };
                 let plan = media::plan_upload(bytes.len() as u64, media::frame_overhead(&meta), &self.limits)
                     .map_err(|e| e.to_string())?;
+                self.cursor = Some(Cursor { id: id.to_string(), next_part: 0, plan });
+                return Ok(None);
+            }
+            Outgoing::MediaFile { meta, size, .. } => {
+                let meta = UpMediaMeta { id: id.to_string(), ..meta.clone() };
+                let plan =
+                    media::plan_upload(*size, media::frame_overhead(&meta), &self.limits).map_err(|e| e.to_string())?;
                 self.cursor = Some(Cursor { id: id.to_string(), next_part: 0, plan });
                 return Ok(None);
             }

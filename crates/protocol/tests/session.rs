@@ -603,6 +603,60 @@ fn a18_a_9_mib_file_is_3_parts_with_progress() {
     assert_eq!(evs.iter().filter(|e| matches!(e, Event::Sent { .. })).count(), 1);
 }
 
+/// a file on disk comes out as `SendFile` pieces whose text, once the caller fills in the data, is exactly
+/// the frame of the in-memory path (same heads, same ranges, same progress, one `Sent`, one delivery ping).
+#[test]
+fn a18_a_file_on_disk_gives_the_same_frames_as_in_memory() {
+    let t0 = Instant::now();
+    let caps = json!({"media":true,"max_media_bytes":16 * MIB});
+    let Outgoing::Media { meta, bytes } = file(9 * MIB as usize) else { unreachable!() };
+    let mut mem = adapter_ready(caps.clone(), t0);
+    mem.submit("f9", 1, Outgoing::Media { meta: meta.clone(), bytes: bytes.clone() }).unwrap();
+    let expected: Vec<String> = ios(&mut mem, t0)
+        .into_iter()
+        .filter_map(|io| match io {
+            Io::Send(f) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let mut disk = adapter_ready(caps, t0);
+    let path = std::path::PathBuf::from("/outbox/f9/report.pdf");
+    let item = Outgoing::MediaFile { meta, path: path.clone(), size: bytes.len() as u64 };
+    disk.submit("f9", 1, item).unwrap();
+    let out = ios(&mut disk, t0);
+    let mut got = Vec::new();
+    for io in &out {
+        if let Io::SendFile { id, head, path: p, offset, len } = io {
+            assert_eq!((id.as_str(), p), ("f9", &path));
+            let data = &bytes[*offset as usize..(*offset + *len) as usize];
+            let b64 = base64::engine::general_purpose::STANDARD.encode(data);
+            got.push(format!("{head}{b64}{}", hermes_protocol::media::MEDIA_FRAME_TAIL));
+        }
+    }
+    assert_eq!(got.len(), 3);
+    assert!(got == expected, "the pieces make the same frames");
+    assert!(matches!(out.last(), Some(Io::Ping(_))), "one delivery ping after the last part");
+    assert_eq!(events(&mut disk), events(&mut mem), "same progress and Sent");
+}
+
+/// A file that cannot be read when its frame is due: `fail_item` refuses it for good (rejected, out of the outbox).
+#[test]
+fn a18_an_unreadable_file_is_rejected_and_leaves_the_outbox() {
+    let t0 = Instant::now();
+    let mut s = adapter_ready(json!({"media":true}), t0);
+    let Outgoing::Media { meta, .. } = file(10) else { unreachable!() };
+    s.submit("gone", 1, Outgoing::MediaFile { meta, path: "/nope".into(), size: 10 }).unwrap();
+    let out = ios(&mut s, t0);
+    assert!(matches!(&out[0], Io::SendFile { id, .. } if id == "gone"));
+    events(&mut s);
+    s.fail_item("gone", "could not read the file");
+    assert_eq!(s.queued(), 0);
+    assert_eq!(
+        events(&mut s),
+        vec![Event::Rejected { cmd: "file".into(), reason: "could not read the file".into(), id: Some("gone".into()) }]
+    );
+}
+
 #[test]
 fn a19_over_the_limit_is_refused_by_check_and_submit_before_anything_is_sent() {
     let t0 = Instant::now();
