@@ -108,6 +108,9 @@ fn watch_close(app: &AppHandle, w: &tauri::WebviewWindow) {
     let (app, label) = (app.clone(), w.label().to_string());
     w.on_window_event(move |ev| {
         if let tauri::WindowEvent::Destroyed = ev {
+            // Keep the floating window's place now, not only at a clean exit.
+            use tauri_plugin_window_state::{AppHandleExt, StateFlags};
+            let _ = app.save_window_state(StateFlags::POSITION | StateFlags::SIZE);
             let _ = AvatarWindowClosed { label: label.clone() }.emit(&app);
         }
     });

@@ -504,8 +504,18 @@ pub async fn voice_stop(state: State<'_, VoiceState>) -> AppResult<Vec<VoiceClip
     let tmp = state.tmp_dir.clone();
     blocking(move || match active.mode {
         VoiceMode::PushToTalk => {
+            let t = std::time::Instant::now();
             let samples = active.recording.stop_samples().map_err(|e| capture_error(&e))?;
-            write_clips(&samples, &tmp, MAX_WAV_BYTES)
+            let stopped = t.elapsed();
+            let clips = write_clips(&samples, &tmp, MAX_WAV_BYTES)?;
+            tracing::info!(
+                secs = samples.len() as f64 / 16_000.0,
+                parts = clips.len(),
+                stop_ms = stopped.as_secs_f64() * 1000.0,
+                wav_ms = (t.elapsed() - stopped).as_secs_f64() * 1000.0,
+                "voice clip ready"
+            );
+            Ok(clips)
         }
         VoiceMode::HandsFree => {
             active.recording.cancel(); // drops the sample callback → the VAD thread flushes and ends

@@ -326,3 +326,31 @@ describe('read-aloud toggle in the composer', () => {
     expect(await screen.findByRole('button', { name: 'Read replies aloud' })).toHaveAttribute('aria-pressed', 'true');
   });
 });
+
+describe('settings → voice', () => {
+  it('remembers the microphone, says when it is missing, and when read-aloud is unavailable', async () => {
+    const settings = { device: 'USB Headset', shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1 };
+    const ipc = await renderApp({
+      handlers: {
+        voice_settings: () => settings,
+        voice_devices: () => ({
+          host: 'PulseAudio',
+          devices: [{ name: 'Built-in Microphone', id: 'pulse:0', isDefault: true }],
+          selected: 'USB Headset',
+          selectedMissing: true,
+          error: null,
+        }),
+        tts_status: () => ({ available: false, detail: 'speech-dispatcher is not running', voices: [] }),
+        voice_save_settings: (a) => a.settings,
+      },
+    });
+    await fireEvent.keyDown(window, { key: ',', ctrlKey: true });
+    await fireEvent.click(await screen.findByRole('tab', { name: 'Voice' }));
+    expect(await screen.findByText(/“USB Headset” is not connected/)).toBeInTheDocument();
+    expect(await screen.findByTestId('tts-unavailable')).toHaveTextContent('speech-dispatcher is not running');
+    const select = screen.getByTestId('mic-select') as HTMLSelectElement;
+    await fireEvent.change(select, { target: { value: '' } });
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'voice_save_settings')).toBe(true));
+    expect((ipc.calls.find((c) => c.cmd === 'voice_save_settings')!.args.settings as { device: unknown }).device).toBeNull();
+  });
+});
