@@ -3,7 +3,7 @@ import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { BackendError } from '../lib/backend/backend';
 import { FakeVoiceBackend } from '../lib/backend/voice-fake';
 import type { Backend } from '../lib/backend/backend';
-import { AvatarDriver, applyToWindow, deriveState, encodeCall, syllableEnvelope } from '../lib/voice/avatar';
+import { AvatarDriver, applyToWindow, deriveState, encodeCall, setAnimationsPaused, syllableEnvelope } from '../lib/voice/avatar';
 import { VoiceHub, type VoiceTarget } from '../lib/voice/voice.svelte';
 import type { VoiceClip } from '../lib/backend/voice';
 import MicButton from '../lib/components/MicButton.svelte';
@@ -75,6 +75,21 @@ describe('avatar driver (A-28)', () => {
     expect(deriveState({ ...base, protocol: 'Thinking ' })).toBe('thinking');
     expect(deriveState({ ...base, protocol: 'thinking', speaking: true })).toBe('speaking');
     expect(deriveState({ ...base, speaking: true, listening: true })).toBe('listening');
+  });
+
+  it('pauses and resumes the page animations (idle and unfocused: no continuous repaints)', () => {
+    const anims = [0, 1, 2].map(() => {
+      const a = { playState: 'running', pause: () => (a.playState = 'paused'), play: () => (a.playState = 'running') };
+      return a;
+    });
+    const doc = { getAnimations: () => anims } as unknown as Document;
+    expect(setAnimationsPaused(doc, true)).toBe(3);
+    expect(anims.every((a) => a.playState === 'paused')).toBe(true);
+    expect(setAnimationsPaused(doc, true)).toBe(0);
+    expect(setAnimationsPaused(doc, false)).toBe(3);
+    expect(anims.every((a) => a.playState === 'running')).toBe(true);
+    expect(setAnimationsPaused(null, true)).toBe(0);
+    expect(setAnimationsPaused({} as Document, true)).toBe(0);
   });
 
   it('the speech envelope stays in 0..1 and moves', () => {
