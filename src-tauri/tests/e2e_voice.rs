@@ -111,6 +111,11 @@ fn connected(s: &Session, agent: &Agent) {
     s.wait("voice hub", 10, "return !!window.__hermesVoice");
 }
 
+/// The avatar in the pane (a previous session may have left it detached: that choice is remembered).
+fn ensure_embedded(s: &Session) {
+    s.exec("if (window.__hermesVoice.avatarPrefs.detached) window.__hermesVoice.setDetached(false)", json!([]));
+}
+
 const FRAME: &str = "const f = document.querySelector('#avatar-pane iframe'); const w = f && f.contentWindow; \
                      const d = w && w.document; const root = d && d.getElementById('hermes-avatar');";
 
@@ -126,6 +131,7 @@ fn e2e_voice_avatar_contract() {
     connected(&s, &agent);
 
     // The bundled page, same origin, in the pane (A-27 without avatar_url).
+    ensure_embedded(&s);
     s.wait("avatar page", 15, &format!("{FRAME} return !!(root && w.hermesAvatar)"));
     let src = s.exec(
         &format!("{FRAME} return [f.getAttribute('src'), w.location.origin === window.location.origin]"),
@@ -522,6 +528,7 @@ fn e2e_voice_read_aloud() {
         eprintln!("skipped: {msg}");
         return;
     }
+    ensure_embedded(&s);
     s.wait("avatar page", 15, &format!("{FRAME} return !!(root && w.hermesAvatar)"));
     s.exec(
         &format!(
