@@ -33,6 +33,18 @@ const COMMANDS: &[&str] = &[
     "file_info",
     "write_temp_file",
     "notify",
+    "voice_devices",
+    "voice_settings",
+    "voice_save_settings",
+    "voice_start",
+    "voice_stop",
+    "voice_cancel",
+    "tts_status",
+    "tts_speak",
+    "tts_stop",
+    "avatar_detach",
+    "avatar_remote",
+    "avatar_call",
 ];
 
 fn main() {

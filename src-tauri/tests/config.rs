@@ -69,9 +69,16 @@ fn manifest_commands() -> BTreeSet<String> {
 #[test]
 fn capabilities_are_narrow() {
     let dir = root().join("src-tauri/capabilities");
-    let files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(files.len(), 1, "one capability file: {files:?}");
-    let cap = json(&files[0]);
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    let names: Vec<_> = files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["avatar-window.json", "main.json"], "capability files");
+    // the detached bundled avatar may only drag its window; the remote avatar (`avatar-remote`) matches none.
+    let avatar = json(&dir.join("avatar-window.json"));
+    assert_eq!(avatar["webviews"], serde_json::json!(["avatar"]));
+    assert!(avatar.get("windows").is_none() && avatar.get("remote").is_none());
+    assert_eq!(avatar["permissions"], serde_json::json!(["core:window:allow-start-dragging"]));
+    let cap = json(&dir.join("main.json"));
     assert_eq!(cap["windows"], serde_json::json!(["main"]));
     assert!(cap.get("remote").is_none(), "no remote origin gets IPC");
     assert!(cap.get("webviews").is_none());

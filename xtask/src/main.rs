@@ -32,6 +32,9 @@ const APT_APP_BUILD: &[&str] = &[
     "libasound2-dev",
     "libdbus-1-dev",
     "file",
+    // The app's read-aloud (hermes-voice feature `tts`): speech-dispatcher headers; its -sys crate runs bindgen.
+    "libspeechd-dev",
+    "libclang-dev",
 ];
 
 /// Debian packages to run the app's end-to-end tests headless (X server, WebDriver, keychain, screenshots).
@@ -49,6 +52,9 @@ const APT_APP_TEST: &[&str] = &[
     "libsecret-tools",
     // a CJK font, so that the Chinese UI in the e2e screenshots shows glyphs, not boxes
     "fonts-wqy-microhei",
+    // Read-aloud at run time: speech-dispatcher with its espeak-ng output module.
+    "speech-dispatcher",
+    "speech-dispatcher-espeak-ng",
 ];
 
 fn all_apt() -> Vec<&'static str> {
@@ -292,8 +298,16 @@ export $(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=secrets
 fn e2e(root: &Path, args: &[String]) -> R {
     let filter = args.first().map(String::as_str).unwrap_or("e2e_");
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let inner =
-        format!("{cargo_bin} test -p hermes-desktop --locked --test e2e -- --test-threads=1 --nocapture {filter}");
+    // A PulseAudio daemon with a null sink (`vsink`, its monitor the default source) is the virtual microphone of
+    // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
+    let inner = format!(
+        "chmod 700 \"$XDG_RUNTIME_DIR\"
+pulseaudio -D --exit-idle-time=-1 --system=false -n --load=module-native-protocol-unix \\
+  --load='module-null-sink sink_name=vsink' --log-target=file:\"$XDG_RUNTIME_DIR/pulse.log\" \\
+  && pactl set-default-source vsink.monitor || echo 'xtask: no PulseAudio for the voice tests'
+trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true' EXIT
+{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_voice -- --test-threads=1 --nocapture {filter}"
+    );
     let shots = target_dir(root).join("e2e-screens");
     let r = headless(root, &inner, &[("HERMES_E2E", "1")]);
     eprintln!("xtask: e2e screenshots in {}", shots.display());

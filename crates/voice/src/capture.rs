@@ -94,6 +94,9 @@ pub struct RecorderConfig {
     pub level_interval: Duration,
     /// After audio has started, this long without any audio means the device is gone (default 3 s).
     pub stall_timeout: Duration,
+    /// Keep the samples for [`Recording::stop`] (default true). Hands-free mode sets it to false: the samples only
+    /// go to [`Recorder::on_samples`] (the VAD), memory stays flat and the size limit does not apply.
+    pub keep_samples: bool,
 }
 
 impl Default for RecorderConfig {
@@ -103,6 +106,7 @@ impl Default for RecorderConfig {
             min_duration: Duration::from_millis(300),
             level_interval: Duration::from_millis(33),
             stall_timeout: Duration::from_secs(3),
+            keep_samples: true,
         }
     }
 }
@@ -587,11 +591,15 @@ impl Worker {
                 self.emit(CaptureEvent::Level(l));
             }
         }
-        self.shared.samples.store(pcm.len() as u64, Ordering::Relaxed);
+        let before = if self.config.keep_samples { 0 } else { self.shared.samples.load(Ordering::Relaxed) };
+        self.shared.samples.store(before + pcm.len() as u64, Ordering::Relaxed);
         if let Some(f) = &self.on_samples
             && pcm.len() > start
         {
             f(&pcm[start..]);
+        }
+        if !self.config.keep_samples {
+            pcm.clear();
         }
     }
 }

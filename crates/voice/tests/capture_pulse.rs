@@ -175,6 +175,30 @@ fn exact_pipe_source(p: &mut Pulse, dir: &Path) {
     assert!((rw - rg).abs() / rw < 0.01, "rms {rg} vs {rw}");
 }
 
+/// Hands-free mode (`keep_samples: false`): every sample reaches `on_samples`, nothing is kept (flat memory), the
+/// size limit does not stop it, and the speech played in arrives in the stream.
+fn streaming_keeps_nothing(p: &mut Pulse, dir: &Path) {
+    let (path, _) = espeak("Hands free streaming test.", dir, "stream");
+    let streamed = Arc::new(Mutex::new(Vec::<i16>::new()));
+    let s2 = streamed.clone();
+    let cfg = RecorderConfig { keep_samples: false, max_wav_bytes: 44 + 2 * 16_000, ..RecorderConfig::default() };
+    let rec =
+        Recorder::with_config(cfg).on_samples(move |b| s2.lock().unwrap().extend_from_slice(b)).start(None).unwrap();
+    wait_audio(&rec);
+    p.play(&path);
+    std::thread::sleep(Duration::from_millis(300));
+    let secs = rec.duration_secs();
+    assert!(!rec.is_full(), "the 1 s size limit must not apply when nothing is kept");
+    let got = streamed.lock().unwrap().clone();
+    assert!(secs > 1.5, "only {secs} s");
+    assert!((got.len() as f64 / 16_000.0 - secs).abs() < 0.1, "{} samples streamed for {secs} s", got.len());
+    assert!(active(&got, 500).is_some(), "the speech did not reach on_samples");
+    match rec.stop_samples() {
+        Err(CaptureError::TooShort { ms: 0, .. }) => {}
+        other => panic!("nothing should be kept: {other:?}"),
+    }
+}
+
 fn too_short(_p: &mut Pulse, _dir: &Path) {
     let rec = Recorder::new().start(None).unwrap();
     wait_audio(&rec);
@@ -330,6 +354,7 @@ fn main() {
         ("devices", devices),
         ("record_speech", record_speech),
         ("exact_pipe_source", exact_pipe_source),
+        ("streaming_keeps_nothing", streaming_keeps_nothing),
         ("too_short", too_short),
         ("size_cap", size_cap),
         ("cpu_while_recording", cpu_while_recording),

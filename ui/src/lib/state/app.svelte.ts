@@ -42,7 +42,7 @@ export interface Selection {
   conversationId: string;
 }
 
-export type SettingsTab = 'profiles' | 'appearance' | 'notifications' | 'shortcuts' | 'about';
+export type SettingsTab = 'profiles' | 'appearance' | 'notifications' | 'voice' | 'shortcuts' | 'about';
 
 /** Everything the shell of the UI shares: profiles, their sessions, selection, prefs, dialogs. */
 export class AppState {
@@ -65,6 +65,11 @@ export class AppState {
   focusComposerNonce = $state(0);
   focusSearchNonce = $state(0);
   sidebarOpen = $state(true);
+  /** Set by the voice module: final replies and agent voice notes of every profile (read-aloud, avatar). */
+  agentHooks: {
+    onReplyFinal?: (profileId: string, text: string) => void;
+    onVoiceNote?: (profileId: string, path: string) => void;
+  } = {};
 
   constructor(public backend: Backend) {
     setLocale(this.prefs.locale);
@@ -119,6 +124,8 @@ export class AppState {
 
   private makeSession(p: Profile): ProfileSession {
     return new ProfileSession(this.backend, p, {
+      onReplyFinal: (text) => this.agentHooks.onReplyFinal?.(p.id, text),
+      onVoiceNote: (path) => this.agentHooks.onVoiceNote?.(p.id, path),
       onIncoming: (kind, text) => {
         if (this.focused) return;
         if (kind === 'reply' && !this.prefs.notifyReply) return;

@@ -137,6 +137,10 @@ export interface ProgressInfo {
 export interface SessionHooks {
   /** A reply became final / a card arrived: the app may notify when unfocused. */
   onIncoming?: (kind: 'reply' | 'card', text: string) => void;
+  /** A reply's text became final (read-aloud, the avatar's speech bubble). */
+  onReplyFinal?: (text: string) => void;
+  /** The agent sent a voice note (media kind `voice`): play it with the avatar speaking. */
+  onVoiceNote?: (path: string) => void;
 }
 
 /** One profile's live connection and its conversations. */
@@ -450,6 +454,7 @@ export class ProfileSession {
   private onFinal(text: string): void {
     this.announcement = text.length > 500 ? `${text.slice(0, 500)}…` : text;
     this.hooks.onIncoming?.('reply', text);
+    this.hooks.onReplyFinal?.(text);
   }
 
   private onPrompt(ev: EventOf<'prompt'>): void {
@@ -504,6 +509,7 @@ export class ProfileSession {
     this.routeTimeline(ev.session).push(item);
     delete this.progress[ev.id];
     this.hooks.onIncoming?.('reply', ev.caption || ev.filename);
+    if (ev.kind === 'voice') this.hooks.onVoiceNote?.(ev.path);
   }
 
   private onProgress(ev: EventOf<'progress'>): void {
@@ -625,6 +631,26 @@ export class ProfileSession {
     return item;
   }
 
+  /** A recorded voice note (16 kHz mono WAV, A-23): sent as an `audio` command, echoed locally as a voice note. */
+  async sendVoice(conversationId: string, clip: { path: string; size: number }): Promise<MessageItem> {
+    const tl = this.timeline(conversationId);
+    this.activeConversationId = conversationId;
+    const id = newId();
+    const filename = clip.path.split(/[\\/]/).pop() || 'voice.wav';
+    const item = tl.push<MessageItem>({
+      type: 'message',
+      id,
+      direction: 'out',
+      text: '',
+      final: true,
+      state: 'queued',
+      createdAt: Date.now(),
+      attachments: [{ mediaId: id, kind: 'voice', mime: 'audio/wav', filename, path: clip.path, size: clip.size }],
+    });
+    await this.transmit(tl, item);
+    return item;
+  }
+
   /** Retry a failed message with its original id (A-6: the adapter drops repeats). */
   async retry(conversationId: string, id: string): Promise<void> {
     const tl = this.timeline(conversationId);
@@ -638,7 +664,9 @@ export class ProfileSession {
   private async transmit(tl: Timeline, item: MessageItem): Promise<void> {
     const session = this.sessionFor(tl);
     const att = item.attachments[0];
-    const cmd: Command = att
+    const cmd: Command = att?.kind === 'voice'
+      ? { cmd: 'audio', path: att.path, id: item.id, session }
+      : att
       ? { cmd: 'file', path: att.path, caption: item.text || undefined, id: item.id, session }
       : { cmd: 'text', text: item.text, reply_to: item.replyTo, id: item.id, session };
     this.armPairingTimer();

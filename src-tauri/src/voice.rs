@@ -1,0 +1,663 @@
+//! Voice in the shell (A-23…A-25): the microphone (push-to-talk and hands-free), the push-to-talk global shortcut,
+//! read-aloud, and the settings they share. Thin: capture, WAV, VAD and TTS live in `hermes-voice`.
+//!
+//! Flow: the UI calls `voice_start` with a Channel for levels (~30/s) and hands-free utterances; `voice_stop` returns
+//! the finished clip(s) as WAV files in the app's temp folder (≤ 8 MiB each, A-24), which the UI sends as `audio`
+//! commands through the engine (with the local echo as a voice note). The global shortcut only reports
+//! pressed/released to the UI, so the button, the shortcut and the hands-free mode share one path.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use hermes_voice::capture::{CaptureError, CaptureEvent, MAX_WAV_BYTES, Recorder, RecorderConfig, Recording};
+use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
+use hermes_voice::vad::{Segmenter, SegmenterConfig, VadEvent};
+use hermes_voice::wav;
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager, State};
+use tauri_specta::Event as _;
+
+use crate::error::{AppError, AppResult};
+
+/// Push-to-talk clips may run past one message: capture up to four messages' worth, then split.
+const MAX_PTT_BYTES: usize = 4 * MAX_WAV_BYTES;
+/// The default push-to-talk shortcut (held anywhere, also with the window in the background).
+pub const DEFAULT_SHORTCUT: &str = "CommandOrControl+Shift+Space";
+const SETTINGS_FILE: &str = "voice-settings.json";
+
+/* ---------- IPC types ---------- */
+
+/// Voice settings, remembered per machine (a JSON file in the data folder).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct VoiceSettings {
+    /// The chosen microphone (name as listed); `null` follows the system default.
+    pub device: Option<String>,
+    /// The push-to-talk global shortcut (e.g. `CommandOrControl+Shift+Space`); `null` disables it.
+    pub shortcut: Option<String>,
+    /// Hands-free: the silence that ends an utterance (ms).
+    pub end_silence_ms: u32,
+    /// Read-aloud voice (id, name or language tag); `null` for the system default.
+    pub tts_voice: Option<String>,
+    /// Read-aloud rate (1.0 = normal).
+    pub tts_rate: f32,
+}
+
+impl Default for VoiceSettings {
+    fn default() -> Self {
+        VoiceSettings {
+            device: None,
+            shortcut: Some(DEFAULT_SHORTCUT.into()),
+            end_silence_ms: 600,
+            tts_voice: None,
+            tts_rate: 1.0,
+        }
+    }
+}
+
+impl VoiceSettings {
+    /// Clamp to sane ranges and drop blanks.
+    pub fn normalized(mut self) -> Self {
+        let blank = |s: Option<String>| s.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        self.device = blank(self.device);
+        self.shortcut = blank(self.shortcut);
+        self.tts_voice = blank(self.tts_voice);
+        self.end_silence_ms = self.end_silence_ms.clamp(200, 3000);
+        self.tts_rate = if self.tts_rate.is_finite() { self.tts_rate.clamp(0.5, 2.0) } else { 1.0 };
+        self
+    }
+
+    /// Read from `dir`; a missing or broken file gives the defaults.
+    pub fn load(dir: &Path) -> Self {
+        std::fs::read(dir.join(SETTINGS_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<VoiceSettings>(&b).ok())
+            .unwrap_or_default()
+            .normalized()
+    }
+
+    /// Write to `dir` atomically (temp file + rename).
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let tmp = dir.join(format!("{SETTINGS_FILE}.tmp"));
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::rename(tmp, dir.join(SETTINGS_FILE))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceDevice {
+    pub name: String,
+    pub id: String,
+    pub is_default: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceDevices {
+    /// `PulseAudio` or `ALSA` on Linux.
+    pub host: String,
+    pub devices: Vec<VoiceDevice>,
+    /// The remembered choice (`null`: the system default).
+    pub selected: Option<String>,
+    /// The remembered device is not connected now.
+    pub selected_missing: bool,
+    /// Listing failed (no audio system): a message for the user.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum VoiceMode {
+    /// Record while held; `voice_stop` returns the clip.
+    PushToTalk,
+    /// Listen continuously; every utterance arrives as [`VoiceEvent::Utterance`].
+    HandsFree,
+}
+
+/// A finished clip: a 16 kHz mono PCM16 WAV of at most 8 MiB, ready for an `audio` command.
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+pub struct VoiceClip {
+    pub path: String,
+    pub secs: f64,
+    pub size: u32,
+}
+
+/// What a running recording tells the UI (over the Channel given to `voice_start`).
+#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum VoiceEvent {
+    /// Microphone level 0..1, ~30 per second (the ring around the mic button, the avatar's `setVolume`).
+    Level { level: f32 },
+    /// Hands-free: speech began.
+    SpeechStart,
+    /// Hands-free: the user talks over read-aloud — it was stopped (stop agent voice notes too).
+    BargeIn,
+    /// Hands-free: one utterance, ready to send.
+    Utterance { clips: Vec<VoiceClip> },
+    /// The microphone failed (unplugged…): recording has ended.
+    Error { code: String, message: String },
+}
+
+/// The push-to-talk shortcut was pressed or released (also while the window is in the background).
+#[derive(Debug, Clone, PartialEq, Serialize, Type, tauri_specta::Event)]
+pub struct PushToTalk {
+    pub pressed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "snake_case")]
+pub enum TtsState {
+    Started,
+    Ended,
+    Stopped,
+    Error,
+}
+
+/// Read-aloud started / ended / was stopped (drives the avatar's `speaking` state).
+#[derive(Debug, Clone, PartialEq, Serialize, Type, tauri_specta::Event)]
+pub struct TtsEvent {
+    pub state: TtsState,
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TtsVoice {
+    pub id: String,
+    pub name: String,
+    pub language: String,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+pub struct TtsStatus {
+    pub available: bool,
+    /// Why not (for the settings page).
+    pub detail: Option<String>,
+    pub voices: Vec<TtsVoice>,
+}
+
+/* ---------- state ---------- */
+
+struct Active {
+    mode: VoiceMode,
+    recording: Recording,
+    cancelled: Arc<AtomicBool>,
+    vad: Option<std::thread::JoinHandle<()>>,
+}
+
+/// Managed state of the voice features.
+pub struct VoiceState {
+    dir: PathBuf,
+    tmp_dir: PathBuf,
+    settings: Mutex<VoiceSettings>,
+    active: Mutex<Option<Active>>,
+    speaker: Mutex<Option<Result<Arc<Speaker>, String>>>,
+}
+
+impl VoiceState {
+    pub fn new(data_dir: &Path, tmp_dir: &Path) -> Self {
+        VoiceState {
+            dir: data_dir.to_path_buf(),
+            tmp_dir: tmp_dir.to_path_buf(),
+            settings: Mutex::new(VoiceSettings::load(data_dir)),
+            active: Mutex::new(None),
+            speaker: Mutex::new(None),
+        }
+    }
+
+    pub fn settings(&self) -> VoiceSettings {
+        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// The system TTS, connected on first use (speech-dispatcher may need a moment to spawn).
+    fn speaker(&self, app: &AppHandle) -> Result<Arc<Speaker>, String> {
+        let mut g = self.speaker.lock().map_err(|e| e.to_string())?;
+        if let Some(s) = g.as_ref() {
+            return s.clone();
+        }
+        let set = self.settings();
+        let app2 = app.clone();
+        let made = Speaker::new(SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate) }, move |ev| {
+            let (state, detail) = match ev {
+                SpeakerEvent::Started => (TtsState::Started, None),
+                SpeakerEvent::Ended => (TtsState::Ended, None),
+                SpeakerEvent::Stopped => (TtsState::Stopped, None),
+                SpeakerEvent::Error(e) => (TtsState::Error, Some(e.to_string())),
+                _ => return,
+            };
+            let _ = TtsEvent { state, detail }.emit(&app2);
+        })
+        .map(Arc::new)
+        .map_err(|e| e.to_string());
+        if let Err(e) = &made {
+            tracing::warn!("read-aloud unavailable: {e}");
+        }
+        *g = Some(made.clone());
+        made
+    }
+
+    fn stop_speaking(&self) {
+        if let Ok(g) = self.speaker.lock()
+            && let Some(Ok(s)) = g.as_ref()
+        {
+            let _ = s.stop();
+        }
+    }
+}
+
+/* ---------- pure helpers (tested) ---------- */
+
+/// Stable codes for the UI (its texts are translated there).
+pub fn capture_error(e: &CaptureError) -> AppError {
+    let code = match e {
+        CaptureError::NoDevice => "no_microphone",
+        CaptureError::DeviceNotFound(_) => "microphone_not_found",
+        CaptureError::Open(_) => "microphone_busy",
+        CaptureError::DeviceLost(_) => "microphone_lost",
+        CaptureError::TooShort { .. } => "too_short",
+        _ => "audio_failed",
+    };
+    AppError::new(code, e.to_string())
+}
+
+/// 16 kHz mono samples → WAV parts of at most `max_bytes`, written into `dir` as `voice-….wav`.
+pub fn write_clips(samples: &[i16], dir: &Path, max_bytes: usize) -> AppResult<Vec<VoiceClip>> {
+    let wav = wav::encode_pcm16_mono_16k(samples);
+    let parts = if wav.len() <= max_bytes {
+        vec![wav]
+    } else {
+        wav::split_wav(&wav, max_bytes).map_err(|e| AppError::internal(e.to_string()))?
+    };
+    std::fs::create_dir_all(dir)?;
+    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let n = parts.len();
+    let mut out = Vec::with_capacity(n);
+    for (i, part) in parts.into_iter().enumerate() {
+        let name = if n == 1 { format!("voice-{stamp}.wav") } else { format!("voice-{stamp}-{}.wav", i + 1) };
+        let path = hermes_client::files::unique_path(dir, &name);
+        std::fs::write(&path, &part)?;
+        out.push(VoiceClip {
+            path: path.display().to_string(),
+            secs: wav::duration_secs(&part).unwrap_or(0.0),
+            size: u32::try_from(part.len()).unwrap_or(u32::MAX),
+        });
+    }
+    Ok(out)
+}
+
+/// Check a shortcut string the way the plugin will parse it.
+pub fn parse_shortcut(s: &str) -> AppResult<tauri_plugin_global_shortcut::Shortcut> {
+    s.parse::<tauri_plugin_global_shortcut::Shortcut>()
+        .map_err(|e| AppError::new("invalid_shortcut", format!("\"{s}\" is not a valid shortcut: {e}")))
+}
+
+/* ---------- global shortcut ---------- */
+
+/// (Re-)register the push-to-talk shortcut. Failure (taken by another app, Wayland) is reported, never fatal.
+pub fn apply_shortcut(app: &AppHandle, shortcut: Option<&str>) -> AppResult<()> {
+    use tauri_plugin_global_shortcut::GlobalShortcutExt;
+    let gs = app.global_shortcut();
+    let _ = gs.unregister_all();
+    let Some(s) = shortcut else { return Ok(()) };
+    let sc = parse_shortcut(s)?;
+    gs.on_shortcut(sc, |app, _sc, ev| {
+        let pressed = ev.state() == tauri_plugin_global_shortcut::ShortcutState::Pressed;
+        let _ = PushToTalk { pressed }.emit(app);
+    })
+    .map_err(|e| AppError::new("shortcut_unavailable", format!("cannot use \"{s}\" as a global shortcut: {e}")))
+}
+
+/* ---------- commands ---------- */
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> AppResult<T> {
+    tauri::async_runtime::spawn_blocking(f).await.map_err(|e| AppError::internal(e.to_string()))
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn voice_devices(state: State<'_, VoiceState>) -> AppResult<VoiceDevices> {
+    let selected = state.settings().device;
+    let host = hermes_voice::capture::host_name().to_string();
+    let listed = blocking(hermes_voice::capture::list_input_devices).await?;
+    Ok(match listed {
+        Ok(list) => {
+            let devices: Vec<VoiceDevice> =
+                list.into_iter().map(|d| VoiceDevice { name: d.name, id: d.id, is_default: d.is_default }).collect();
+            let selected_missing =
+                selected.as_ref().is_some_and(|s| !devices.iter().any(|d| &d.name == s || &d.id == s));
+            VoiceDevices { host, devices, selected, selected_missing, error: None }
+        }
+        Err(e) => VoiceDevices { host, devices: vec![], selected, selected_missing: false, error: Some(e.to_string()) },
+    })
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn voice_settings(state: State<'_, VoiceState>) -> VoiceSettings {
+    state.settings()
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn voice_save_settings(
+    app: AppHandle,
+    state: State<'_, VoiceState>,
+    settings: VoiceSettings,
+) -> AppResult<VoiceSettings> {
+    let new = settings.normalized();
+    if let Some(s) = &new.shortcut {
+        parse_shortcut(s)?;
+    }
+    let old = state.settings();
+    new.save(&state.dir)?;
+    *state.settings.lock()? = new.clone();
+    if old.shortcut != new.shortcut {
+        apply_shortcut(&app, new.shortcut.as_deref())?;
+    }
+    if (old.tts_voice != new.tts_voice || old.tts_rate != new.tts_rate)
+        && let Ok(g) = state.speaker.lock()
+        && let Some(Ok(sp)) = g.as_ref()
+    {
+        let _ = sp.set_rate(new.tts_rate);
+        if let Some(v) = &new.tts_voice {
+            let _ = sp.set_voice(v);
+        }
+    }
+    Ok(new)
+}
+
+/// Start recording from the chosen (or default) microphone. A recording already running is discarded first.
+#[tauri::command]
+#[specta::specta]
+pub async fn voice_start(
+    app: AppHandle,
+    state: State<'_, VoiceState>,
+    mode: VoiceMode,
+    on_event: Channel<VoiceEvent>,
+) -> AppResult<String> {
+    cancel_active(&state);
+    let set = state.settings();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let ch = on_event.clone();
+    let mut config = RecorderConfig { max_wav_bytes: MAX_PTT_BYTES, ..RecorderConfig::default() };
+    if mode == VoiceMode::HandsFree {
+        config.keep_samples = false;
+    }
+    let mut recorder = Recorder::with_config(config).on_event(move |ev| match ev {
+        CaptureEvent::Level(level) => {
+            let _ = ch.send(VoiceEvent::Level { level });
+        }
+        CaptureEvent::Error(e) => {
+            let err = capture_error(&e);
+            let _ = ch.send(VoiceEvent::Error { code: err.code, message: err.message });
+        }
+        _ => {}
+    });
+    let mut vad = None;
+    if mode == VoiceMode::HandsFree {
+        let (tx, rx) = mpsc::channel::<Vec<i16>>();
+        recorder = recorder.on_samples(move |s| {
+            let _ = tx.send(s.to_vec());
+        });
+        let cfg = SegmenterConfig {
+            end_silence: Duration::from_millis(u64::from(set.end_silence_ms)),
+            ..SegmenterConfig::default()
+        };
+        let (app2, ch, cancelled2, tmp) = (app.clone(), on_event.clone(), cancelled.clone(), state.tmp_dir.clone());
+        vad = Some(
+            std::thread::Builder::new()
+                .name("hermes-vad".into())
+                .spawn(move || hands_free(Segmenter::new(cfg), rx, &ch, &cancelled2, &tmp, &app2))
+                .map_err(|e| AppError::internal(e.to_string()))?,
+        );
+    }
+    let device = set.device.clone();
+    let started = blocking(move || recorder.start(device.as_deref())).await?;
+    let recording = match started {
+        Ok(r) => r,
+        Err(e) => {
+            cancelled.store(true, Ordering::Relaxed);
+            return Err(match (&e, &set.device) {
+                (CaptureError::DeviceNotFound(_), Some(d)) => AppError::new(
+                    "microphone_not_found",
+                    format!(
+                        "The microphone \"{d}\" is not connected. Plug it in, or choose another one in Settings → Voice."
+                    ),
+                ),
+                _ => capture_error(&e),
+            });
+        }
+    };
+    let name = recording.device().to_string();
+    tracing::info!(device = %name, ?mode, "recording");
+    *state.active.lock()? = Some(Active { mode, recording, cancelled, vad });
+    Ok(name)
+}
+
+fn hands_free(
+    mut seg: Segmenter,
+    rx: mpsc::Receiver<Vec<i16>>,
+    ch: &Channel<VoiceEvent>,
+    cancelled: &AtomicBool,
+    tmp: &Path,
+    app: &AppHandle,
+) {
+    let handle = |events: Vec<VadEvent>| {
+        for ev in events {
+            if cancelled.load(Ordering::Relaxed) {
+                return;
+            }
+            match ev {
+                VadEvent::SpeechStart { .. } => {
+                    let _ = ch.send(VoiceEvent::SpeechStart);
+                }
+                VadEvent::BargeIn { .. } => {
+                    // Barge-in: the user talks over read-aloud → stop it at once.
+                    if let Some(st) = app.try_state::<VoiceState>() {
+                        st.stop_speaking();
+                    }
+                    let _ = ch.send(VoiceEvent::BargeIn);
+                }
+                VadEvent::Utterance(u) => match write_clips(&u.samples, tmp, MAX_WAV_BYTES) {
+                    Ok(clips) => {
+                        let _ = ch.send(VoiceEvent::Utterance { clips });
+                    }
+                    Err(e) => tracing::warn!("cannot write an utterance: {e}"),
+                },
+                _ => {}
+            }
+        }
+    };
+    while let Ok(block) = rx.recv() {
+        if cancelled.load(Ordering::Relaxed) {
+            return;
+        }
+        handle(seg.push(&block));
+    }
+    // The recording ended (hands-free switched off): an utterance in progress is still sent.
+    handle(seg.finish());
+}
+
+fn cancel_active(state: &VoiceState) {
+    let prev = state.active.lock().ok().and_then(|mut g| g.take());
+    if let Some(a) = prev {
+        a.cancelled.store(true, Ordering::Relaxed);
+        a.recording.cancel();
+        if let Some(j) = a.vad {
+            let _ = j.join();
+        }
+    }
+}
+
+/// Stop: push-to-talk returns the clip(s) to send (an error `too_short` for < 300 ms); hands-free ends listening
+/// (an utterance in progress still arrives on the Channel) and returns nothing.
+#[tauri::command]
+#[specta::specta]
+pub async fn voice_stop(state: State<'_, VoiceState>) -> AppResult<Vec<VoiceClip>> {
+    let Some(active) = state.active.lock()?.take() else {
+        return Err(AppError::new("not_recording", "nothing is being recorded"));
+    };
+    let tmp = state.tmp_dir.clone();
+    blocking(move || match active.mode {
+        VoiceMode::PushToTalk => {
+            let t = std::time::Instant::now();
+            let samples = active.recording.stop_samples().map_err(|e| capture_error(&e))?;
+            let stopped = t.elapsed();
+            let clips = write_clips(&samples, &tmp, MAX_WAV_BYTES)?;
+            tracing::info!(
+                secs = samples.len() as f64 / 16_000.0,
+                parts = clips.len(),
+                stop_ms = stopped.as_secs_f64() * 1000.0,
+                wav_ms = (t.elapsed() - stopped).as_secs_f64() * 1000.0,
+                "voice clip ready"
+            );
+            Ok(clips)
+        }
+        VoiceMode::HandsFree => {
+            active.recording.cancel(); // drops the sample callback → the VAD thread flushes and ends
+            if let Some(j) = active.vad {
+                let _ = j.join();
+            }
+            Ok(vec![])
+        }
+    })
+    .await?
+}
+
+/// Esc: stop without sending anything.
+#[tauri::command]
+#[specta::specta]
+pub async fn voice_cancel(state: State<'_, VoiceState>) -> AppResult<()> {
+    let st = state.inner();
+    let prev = st.active.lock()?.take();
+    if let Some(a) = prev {
+        a.cancelled.store(true, Ordering::Relaxed);
+        blocking(move || {
+            a.recording.cancel();
+            if let Some(j) = a.vad {
+                let _ = j.join();
+            }
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+#[tauri::command]
+#[specta::specta]
+pub async fn tts_status(app: AppHandle) -> AppResult<TtsStatus> {
+    blocking(move || {
+        let st = app.state::<VoiceState>();
+        match st.speaker(&app) {
+            Ok(sp) => TtsStatus {
+                available: true,
+                detail: None,
+                voices: sp
+                    .voices()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|v| TtsVoice { id: v.id, name: v.name, language: v.language })
+                    .collect(),
+            },
+            Err(e) => TtsStatus { available: false, detail: Some(e), voices: vec![] },
+        }
+    })
+    .await
+}
+
+/// Speak a final reply sentence by sentence (queued after anything playing). Returns how many sentences.
+#[tauri::command]
+#[specta::specta]
+pub async fn tts_speak(app: AppHandle, text: String) -> AppResult<u32> {
+    blocking(move || {
+        let st = app.state::<VoiceState>();
+        let sp = st.speaker(&app).map_err(|e| AppError::new("tts_unavailable", e))?;
+        let n = sp.speak_sentences(&text).map_err(|e| AppError::new("tts_failed", e.to_string()))?;
+        Ok(u32::try_from(n).unwrap_or(u32::MAX))
+    })
+    .await?
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn tts_stop(state: State<'_, VoiceState>) {
+    state.stop_speaking();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_roundtrip_and_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(VoiceSettings::load(dir.path()), VoiceSettings::default());
+        let s = VoiceSettings {
+            device: Some("USB Mic".into()),
+            shortcut: None,
+            end_silence_ms: 900,
+            tts_voice: Some("en-GB".into()),
+            tts_rate: 1.25,
+        };
+        s.save(dir.path()).unwrap();
+        assert_eq!(VoiceSettings::load(dir.path()), s);
+        std::fs::write(dir.path().join(SETTINGS_FILE), b"{not json").unwrap();
+        assert_eq!(VoiceSettings::load(dir.path()), VoiceSettings::default(), "a broken file gives the defaults");
+    }
+
+    #[test]
+    fn settings_are_clamped() {
+        let s = VoiceSettings {
+            device: Some("  ".into()),
+            shortcut: Some(" ".into()),
+            end_silence_ms: 5,
+            tts_voice: None,
+            tts_rate: f32::NAN,
+        }
+        .normalized();
+        assert_eq!((s.device, s.shortcut, s.end_silence_ms, s.tts_rate), (None, None, 200, 1.0));
+        let s = VoiceSettings { end_silence_ms: 60_000, tts_rate: 9.0, ..Default::default() }.normalized();
+        assert_eq!((s.end_silence_ms, s.tts_rate), (3000, 2.0));
+    }
+
+    /// a clip over 8 MiB becomes several WAVs, each ≤ the limit, together the whole recording.
+    #[test]
+    fn a24_long_clips_are_split() {
+        let dir = tempfile::tempdir().unwrap();
+        let samples: Vec<i16> = (0..1_000_000).map(|i| ((i % 200) as i16 - 100) * 50).collect();
+        let max = 400_000;
+        let clips = write_clips(&samples, dir.path(), max).unwrap();
+        assert!(clips.len() >= 5, "{clips:?}");
+        let mut total = 0.0;
+        for c in &clips {
+            let bytes = std::fs::read(&c.path).unwrap();
+            assert!(bytes.len() <= max);
+            assert_eq!(bytes.len() as u32, c.size);
+            // 16 kHz mono PCM16 already: the converter hands such a file back byte-identical.
+            assert_eq!(wav::to_hermes_wav(&bytes).unwrap(), bytes);
+            total += c.secs;
+        }
+        assert!((total - 1_000_000.0 / 16_000.0).abs() < 0.01, "{total}");
+        let one = write_clips(&samples[..16_000], dir.path(), max).unwrap();
+        assert_eq!(one.len(), 1);
+        assert!((one[0].secs - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn capture_errors_have_stable_codes() {
+        assert_eq!(capture_error(&CaptureError::NoDevice).code, "no_microphone");
+        assert_eq!(capture_error(&CaptureError::DeviceLost("x".into())).code, "microphone_lost");
+        assert_eq!(capture_error(&CaptureError::TooShort { ms: 100, min_ms: 300 }).code, "too_short");
+    }
+
+    #[test]
+    fn shortcuts_parse_or_say_why() {
+        assert!(parse_shortcut(DEFAULT_SHORTCUT).is_ok());
+        assert!(parse_shortcut("Alt+F9").is_ok());
+        assert_eq!(parse_shortcut("Ctrl+Banana").unwrap_err().code, "invalid_shortcut");
+    }
+}

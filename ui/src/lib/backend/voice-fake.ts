@@ -1,0 +1,113 @@
+// An in-memory VoiceBackend for tests and the browser demo: records every call, lets tests push events.
+import { BackendError } from './backend';
+import type {
+  AvatarMethod,
+  TtsEvent,
+  TtsStatus,
+  VoiceBackend,
+  VoiceClip,
+  VoiceDevices,
+  VoiceEvent,
+  VoiceMode,
+  VoiceSettings,
+} from './voice';
+
+export class FakeVoiceBackend implements VoiceBackend {
+  calls: { name: string; args: unknown[] }[] = [];
+  settingsValue: VoiceSettings = { device: null, shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1 };
+  ttsAvailable = true;
+  /** What the next `stop()` does. */
+  nextStop: VoiceClip[] | BackendError = [{ path: '/tmp/voice-1.wav', secs: 2.5, size: 80044 }];
+  startError: BackendError | null = null;
+  startDelay = 0;
+  onEvent: ((ev: VoiceEvent) => void) | null = null;
+  ptt = new Set<(pressed: boolean) => void>();
+  tts = new Set<(ev: TtsEvent) => void>();
+  closed = new Set<(label: string) => void>();
+  remoteReachable = true;
+
+  private log(name: string, ...args: unknown[]) {
+    this.calls.push({ name, args });
+  }
+  called(name: string) {
+    return this.calls.filter((c) => c.name === name);
+  }
+  emit(ev: VoiceEvent) {
+    this.onEvent?.(ev);
+  }
+
+  async devices(): Promise<VoiceDevices> {
+    this.log('devices');
+    return {
+      host: 'PulseAudio',
+      devices: [
+        { name: 'Built-in Microphone', id: 'pulse:builtin', isDefault: true },
+        { name: 'USB Headset', id: 'pulse:usb', isDefault: false },
+      ],
+      selected: this.settingsValue.device,
+      selectedMissing: false,
+      error: null,
+    };
+  }
+  async settings() {
+    return { ...this.settingsValue };
+  }
+  async saveSettings(s: VoiceSettings) {
+    this.log('saveSettings', s);
+    this.settingsValue = { ...s };
+    return { ...s };
+  }
+  async start(mode: VoiceMode, onEvent: (ev: VoiceEvent) => void) {
+    this.log('start', mode);
+    if (this.startDelay) await new Promise((r) => setTimeout(r, this.startDelay));
+    if (this.startError) throw this.startError;
+    this.onEvent = onEvent;
+    return 'Built-in Microphone';
+  }
+  async stop() {
+    this.log('stop');
+    this.onEvent = null;
+    const r = this.nextStop;
+    if (r instanceof BackendError) throw r;
+    return r;
+  }
+  async cancel() {
+    this.log('cancel');
+    this.onEvent = null;
+  }
+  async ttsStatus(): Promise<TtsStatus> {
+    return this.ttsAvailable
+      ? { available: true, detail: null, voices: [{ id: 'en', name: 'English', language: 'en' }] }
+      : { available: false, detail: 'speech-dispatcher is not installed', voices: [] };
+  }
+  async ttsSpeak(text: string) {
+    this.log('ttsSpeak', text);
+    if (!this.ttsAvailable) throw new BackendError({ code: 'tts_unavailable', message: 'no TTS' });
+    return 1;
+  }
+  async ttsStop() {
+    this.log('ttsStop');
+  }
+  async avatarDetach(open: boolean, clickThrough: boolean) {
+    this.log('avatarDetach', open, clickThrough);
+  }
+  async avatarRemote(url: string | null) {
+    this.log('avatarRemote', url);
+    return url !== null && this.remoteReachable;
+  }
+  async avatarCall(method: AvatarMethod, arg: string | number) {
+    this.log('avatarCall', method, arg);
+  }
+  onPushToTalk(h: (pressed: boolean) => void) {
+    this.ptt.add(h);
+    return () => this.ptt.delete(h);
+  }
+  onTts(h: (ev: TtsEvent) => void) {
+    this.tts.add(h);
+    return () => this.tts.delete(h);
+  }
+  onAvatarWindowClosed(h: (label: string) => void) {
+    this.closed.add(h);
+    return () => this.closed.delete(h);
+  }
+}

@@ -1,0 +1,118 @@
+// The voice and avatar half of the backend: the generated tauri-specta `commands`/`events` (ui/src/bindings.ts),
+// unwrapped into promises that throw BackendError. `FakeVoiceBackend` (./voice-fake.ts) stands in for tests.
+import { Channel } from '@tauri-apps/api/core';
+import {
+  commands,
+  events,
+  type AvatarMethod,
+  type TtsEvent,
+  type TtsStatus,
+  type VoiceClip,
+  type VoiceDevices,
+  type VoiceEvent,
+  type VoiceMode,
+  type VoiceSettings,
+} from '../../bindings';
+import { toBackendError } from './backend';
+
+export type { AvatarMethod, TtsEvent, TtsStatus, VoiceClip, VoiceDevices, VoiceEvent, VoiceMode, VoiceSettings };
+
+export interface VoiceBackend {
+  devices(): Promise<VoiceDevices>;
+  settings(): Promise<VoiceSettings>;
+  saveSettings(s: VoiceSettings): Promise<VoiceSettings>;
+  /** Starts the microphone; levels (~30/s), hands-free utterances and errors arrive on `onEvent`. Resolves to the device name. */
+  start(mode: VoiceMode, onEvent: (ev: VoiceEvent) => void): Promise<string>;
+  /** Push-to-talk: the finished clip(s) (≤ 8 MiB each). Throws `too_short` under 300 ms. */
+  stop(): Promise<VoiceClip[]>;
+  cancel(): Promise<void>;
+  ttsStatus(): Promise<TtsStatus>;
+  ttsSpeak(text: string): Promise<number>;
+  ttsStop(): Promise<void>;
+  avatarDetach(open: boolean, clickThrough: boolean): Promise<void>;
+  /** Opens the agent's avatar page in its own IPC-less window; false when unreachable (`null` closes it). */
+  avatarRemote(url: string | null): Promise<boolean>;
+  /** Calls the avatar in the detached/remote windows; the shell JSON-encodes `arg` into the script (A-28). */
+  avatarCall(method: AvatarMethod, arg: string | number): Promise<void>;
+  onPushToTalk(handler: (pressed: boolean) => void): () => void;
+  onTts(handler: (ev: TtsEvent) => void): () => void;
+  onAvatarWindowClosed(handler: (label: string) => void): () => void;
+}
+
+type Res<T> = { status: 'ok'; data: T } | { status: 'error'; error: { code: string; message: string } };
+
+async function unwrap<T>(p: Promise<Res<T>>): Promise<T> {
+  let r: Res<T>;
+  try {
+    r = await p;
+  } catch (e) {
+    throw toBackendError(e);
+  }
+  if (r.status === 'error') throw toBackendError(r.error);
+  return r.data;
+}
+
+function listen<T>(ev: { listen: (cb: (e: { payload: T }) => void) => Promise<() => void> }, handler: (p: T) => void) {
+  let stop: (() => void) | null = null;
+  let dead = false;
+  ev.listen((e) => handler(e.payload))
+    .then((un) => {
+      if (dead) un();
+      else stop = un;
+    })
+    .catch(() => {});
+  return () => {
+    dead = true;
+    stop?.();
+  };
+}
+
+export class TauriVoiceBackend implements VoiceBackend {
+  devices() {
+    return unwrap(commands.voiceDevices());
+  }
+  settings() {
+    return commands.voiceSettings();
+  }
+  saveSettings(s: VoiceSettings) {
+    return unwrap(commands.voiceSaveSettings(s));
+  }
+  start(mode: VoiceMode, onEvent: (ev: VoiceEvent) => void) {
+    const ch = new Channel<VoiceEvent>();
+    ch.onmessage = onEvent;
+    return unwrap(commands.voiceStart(mode, ch));
+  }
+  stop() {
+    return unwrap(commands.voiceStop());
+  }
+  async cancel() {
+    await unwrap(commands.voiceCancel());
+  }
+  ttsStatus() {
+    return unwrap(commands.ttsStatus());
+  }
+  ttsSpeak(text: string) {
+    return unwrap(commands.ttsSpeak(text));
+  }
+  async ttsStop() {
+    await commands.ttsStop();
+  }
+  async avatarDetach(open: boolean, clickThrough: boolean) {
+    await unwrap(commands.avatarDetach(open, clickThrough));
+  }
+  avatarRemote(url: string | null) {
+    return unwrap(commands.avatarRemote(url));
+  }
+  async avatarCall(method: AvatarMethod, arg: string | number) {
+    await unwrap(commands.avatarCall(method, arg));
+  }
+  onPushToTalk(handler: (pressed: boolean) => void) {
+    return listen(events.pushToTalk, (p) => handler(p.pressed));
+  }
+  onTts(handler: (ev: TtsEvent) => void) {
+    return listen(events.ttsEvent, handler);
+  }
+  onAvatarWindowClosed(handler: (label: string) => void) {
+    return listen(events.avatarWindowClosed, (p) => handler(p.label));
+  }
+}

@@ -1,0 +1,152 @@
+// Driving the avatar page (A-26…A-28). Every call is first encoded as { method, json } — the argument as JSON text,
+// never spliced into script. The same-origin iframe of the bundled page gets `JSON.parse(json)` passed to its
+// `window.hermesAvatar[method]`; the detached and remote windows get the value through `avatar_call`, where the shell
+// JSON-encodes it again with serde_json into the evaluated script.
+import type { AvatarMethod } from '../backend/voice';
+
+export type { AvatarMethod };
+
+export interface AvatarCall {
+  method: AvatarMethod;
+  /** The argument, JSON-encoded. */
+  json: string;
+}
+
+const METHODS: readonly AvatarMethod[] = ['setState', 'speak', 'setVolume', 'setSpeechLevel'];
+
+/** Encode one call; strings for setState/speak, a finite 0..1 number for the levels. */
+export function encodeCall(method: AvatarMethod, arg: unknown): AvatarCall {
+  if (!METHODS.includes(method)) throw new Error(`not an avatar method: ${String(method)}`);
+  let v: string | number;
+  if (method === 'setState' || method === 'speak') v = typeof arg === 'string' ? arg : String(arg ?? '');
+  else {
+    const n = typeof arg === 'number' && Number.isFinite(arg) ? arg : 0;
+    v = Math.round(Math.min(1, Math.max(0, n)) * 1000) / 1000;
+  }
+  return { method, json: JSON.stringify(v) };
+}
+
+export function decodeArg(call: AvatarCall): string | number {
+  return JSON.parse(call.json) as string | number;
+}
+
+interface AvatarApi {
+  [k: string]: unknown;
+}
+
+/** Apply a call to a window holding the page (the iframe's contentWindow). A missing page or a throwing one is ignored. */
+export function applyToWindow(win: Window | null | undefined, call: AvatarCall): boolean {
+  try {
+    const api = (win as unknown as { hermesAvatar?: AvatarApi } | null | undefined)?.hermesAvatar;
+    const fn = api?.[call.method];
+    if (typeof fn !== 'function') return false;
+    (fn as (a: unknown) => void).call(api, decodeArg(call));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Pause (or resume) the page's running animations — CSS ones included — through the Web Animations API. The bundled
+ * avatar's idle breathing repaints continuously: measured ~42 % of a core in the WebKit web process under Xvfb's
+ * software rendering, so it is paused while nobody looks (window unfocused or hidden, avatar idle).
+ */
+export function setAnimationsPaused(doc: Document | null | undefined, paused: boolean): number {
+  const get = (doc as (Document & { getAnimations?: () => Animation[] }) | null | undefined)?.getAnimations;
+  if (!doc || typeof get !== 'function') return 0;
+  let n = 0;
+  try {
+    for (const a of get.call(doc)) {
+      if (paused && a.playState === 'running') {
+        a.pause();
+        n++;
+      } else if (!paused && a.playState === 'paused') {
+        a.play();
+        n++;
+      }
+    }
+  } catch {
+    /* a page that is gone or refuses */
+  }
+  return n;
+}
+
+export interface AvatarInputs {
+  /** `avatar` frames from the agent. */
+  protocol: string;
+  typing: boolean;
+  /** The microphone is recording the user (push-to-talk, or hands-free speech). */
+  listening: boolean;
+  /** Read-aloud or an agent voice note is playing. */
+  speaking: boolean;
+}
+
+/** Which state the avatar shows. The user's own voice wins, then the agent's voice, then the agent's frames. */
+export function deriveState(i: AvatarInputs): string {
+  if (i.listening) return 'listening';
+  if (i.speaking) return 'speaking';
+  const p = (i.protocol || 'idle').trim().toLowerCase();
+  if (p !== 'idle') return p;
+  if (i.typing) return 'thinking';
+  return 'idle';
+}
+
+/**
+ * A speech-like envelope 0..1 at time `t` ms (syllables of ~180 ms grouped in words): speech-dispatcher gives no
+ * audio samples, so lip-sync for read-aloud follows this instead of the real signal.
+ */
+export function syllableEnvelope(t: number): number {
+  const syl = Math.floor(t / 180);
+  const phase = (t % 180) / 180;
+  const r = Math.abs(Math.sin(syl * 12.9898) * 43758.5453) % 1; // deterministic per syllable
+  const word = Math.floor(syl / 4);
+  const pause = Math.abs(Math.sin(word * 78.233) * 12345.678) % 1 < 0.2 && syl % 4 === 3;
+  if (pause) return 0.05;
+  return Math.max(0, Math.sin(Math.PI * phase)) * (0.45 + 0.55 * r);
+}
+
+export interface AvatarTargets {
+  /** The embedded iframe's window (bundled page), when shown. */
+  frame(): Window | null | undefined;
+  /** Detached or remote windows are open: send through the shell too. */
+  external(): boolean;
+  callExternal(method: AvatarMethod, arg: string | number): void;
+}
+
+/** Sends calls to wherever the avatar lives, skipping repeats of the same state and thinning level updates. */
+export class AvatarDriver {
+  private lastState = '';
+  sent: AvatarCall[] = [];
+  constructor(private targets: AvatarTargets) {}
+
+  call(method: AvatarMethod, arg: unknown): AvatarCall {
+    const c = encodeCall(method, arg);
+    applyToWindow(this.targets.frame(), c);
+    if (this.targets.external()) this.targets.callExternal(c.method, decodeArg(c));
+    if (this.sent.length > 200) this.sent.splice(0, 100);
+    this.sent.push(c);
+    return c;
+  }
+
+  setState(state: string): void {
+    if (state === this.lastState) return;
+    this.lastState = state;
+    this.call('setState', state);
+  }
+  speak(text: string): void {
+    this.call('speak', text);
+  }
+  setVolume(level: number): void {
+    this.call('setVolume', level);
+  }
+  setSpeechLevel(level: number): void {
+    this.call('setSpeechLevel', level);
+  }
+  /** A page (re)loaded: give it the current state again. */
+  replay(): void {
+    const s = this.lastState;
+    this.lastState = '';
+    if (s) this.setState(s);
+  }
+}

@@ -1,0 +1,383 @@
+// The voice hub: microphone (push-to-talk and hands-free), read-aloud, agent voice notes and the avatar's state.
+// One per app window (the microphone is one), reached through context.
+import { getContext, setContext } from 'svelte';
+import type { Backend } from '../backend/backend';
+import { toBackendError } from '../backend/backend';
+import type { TtsStatus, VoiceBackend, VoiceClip, VoiceEvent, VoiceSettings } from '../backend/voice';
+import { inTauri } from '../backend';
+import { TauriVoiceBackend } from '../backend/voice';
+import { FakeVoiceBackend } from '../backend/voice-fake';
+import type { AppState } from '../state/app.svelte';
+import { AvatarDriver, deriveState, syllableEnvelope } from './avatar';
+
+export type MicPhase = 'idle' | 'starting' | 'recording' | 'sending' | 'handsfree';
+
+export interface VoiceTarget {
+  profileId: string;
+  send(clip: VoiceClip): Promise<unknown>;
+}
+
+export interface VoiceError {
+  code: string;
+  message: string;
+}
+
+const READ_ALOUD_KEY = 'hermes.voice.readAloud.v1';
+const AVATAR_KEY = 'hermes.voice.avatar.v1';
+
+function loadJson<T>(key: string, fallback: T): T {
+  try {
+    const raw = localStorage.getItem(key);
+    if (raw) return { ...fallback, ...(JSON.parse(raw) as T) };
+  } catch {
+    /* ignore */
+  }
+  return fallback;
+}
+function saveJson(key: string, v: unknown): void {
+  try {
+    localStorage.setItem(key, JSON.stringify(v));
+  } catch {
+    /* private mode */
+  }
+}
+
+export class VoiceHub {
+  phase = $state<MicPhase>('idle');
+  level = $state(0);
+  startedAt = $state(0);
+  /** Hands-free: the user is speaking now. */
+  speech = $state(false);
+  error = $state<VoiceError | null>(null);
+  settings = $state<VoiceSettings | null>(null);
+  tts = $state<TtsStatus | null>(null);
+  ttsSpeaking = $state(false);
+  notesPlaying = $state(0);
+  /** Read-aloud on/off per profile id (default off). */
+  readAloud = $state<Record<string, boolean>>(loadJson(READ_ALOUD_KEY, {}));
+  avatarPrefs = $state<{ detached: boolean; clickThrough: boolean }>(
+    loadJson(AVATAR_KEY, { detached: false, clickThrough: false }),
+  );
+  /** What the avatar shows now (idle, thinking, speaking, listening…). */
+  shown = $state('idle');
+  /** The agent's own avatar page is showing in its window. */
+  remoteAvatar = $state<string | null>(null);
+  readonly avatar: AvatarDriver;
+  /** The iframe of the bundled page (set by the avatar pane). */
+  frame: HTMLIFrameElement | null = null;
+
+  private releaseAfterStart = false;
+  private errorTimer: ReturnType<typeof setTimeout> | null = null;
+  private notes = new Set<HTMLAudioElement>();
+  private envelopeTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(
+    public vb: VoiceBackend,
+    private backend: Backend,
+    /** Where a finished clip goes (the selected conversation), or null when nothing is open. */
+    public target: () => VoiceTarget | null,
+  ) {
+    this.avatar = new AvatarDriver({
+      frame: () => this.frame?.contentWindow,
+      external: () => this.avatarPrefs.detached || this.remoteAvatar !== null,
+      callExternal: (m, a) => void this.vb.avatarCall(m, a).catch(() => {}),
+    });
+  }
+
+  get recording(): boolean {
+    return this.phase === 'recording' || (this.phase === 'handsfree' && this.speech);
+  }
+  get speaking(): boolean {
+    return this.ttsSpeaking || this.notesPlaying > 0;
+  }
+  get handsFree(): boolean {
+    return this.phase === 'handsfree';
+  }
+
+  async load(): Promise<void> {
+    try {
+      this.settings = await this.vb.settings();
+    } catch {
+      /* defaults in the settings page */
+    }
+  }
+
+  async loadTts(): Promise<TtsStatus> {
+    try {
+      this.tts = await this.vb.ttsStatus();
+    } catch (e) {
+      this.tts = { available: false, detail: toBackendError(e).message, voices: [] };
+    }
+    return this.tts;
+  }
+
+  async saveSettings(s: VoiceSettings): Promise<void> {
+    this.settings = await this.vb.saveSettings(s);
+  }
+
+  private fail(e: unknown, transient = false): void {
+    const err = toBackendError(e);
+    this.error = { code: err.code, message: err.message };
+    if (this.errorTimer) clearTimeout(this.errorTimer);
+    if (transient) this.errorTimer = setTimeout(() => (this.error = null), 2500);
+  }
+
+  clearError(): void {
+    this.error = null;
+  }
+
+  private onEvent = (ev: VoiceEvent): void => {
+    switch (ev.kind) {
+      case 'level':
+        this.level = ev.level;
+        if (this.recording) this.avatar.setVolume(ev.level);
+        break;
+      case 'speech_start':
+        this.speech = true;
+        break;
+      case 'barge_in':
+        this.bargeIn();
+        break;
+      case 'utterance':
+        this.speech = false;
+        void this.deliver(ev.clips);
+        break;
+      case 'error':
+        this.phase = 'idle';
+        this.level = 0;
+        this.speech = false;
+        this.fail({ code: ev.code, message: ev.message });
+        break;
+    }
+  };
+
+  private async deliver(clips: VoiceClip[]): Promise<void> {
+    const t = this.target();
+    if (!t) return;
+    for (const c of clips) await t.send(c).catch((e) => this.fail(e));
+  }
+
+  /* ---------- push-to-talk ---------- */
+
+  /** Button or shortcut pressed. */
+  async press(): Promise<void> {
+    if (this.phase !== 'idle') return;
+    if (!this.target()) return;
+    this.error = null;
+    this.releaseAfterStart = false;
+    this.phase = 'starting';
+    this.stopSpeaking(); // talking over the agent stops its voice
+    try {
+      await this.vb.start('push_to_talk', this.onEvent);
+    } catch (e) {
+      this.phase = 'idle';
+      this.fail(e);
+      return;
+    }
+    if (this.phase !== 'starting') return; // cancelled meanwhile
+    this.phase = 'recording';
+    this.startedAt = Date.now();
+    if (this.releaseAfterStart) await this.release();
+  }
+
+  /** Button or shortcut released: send. */
+  async release(): Promise<void> {
+    if (this.phase === 'starting') {
+      this.releaseAfterStart = true;
+      return;
+    }
+    if (this.phase !== 'recording') return;
+    this.phase = 'sending';
+    this.level = 0;
+    try {
+      const clips = await this.vb.stop();
+      this.phase = 'idle';
+      await this.deliver(clips);
+    } catch (e) {
+      this.phase = 'idle';
+      this.fail(e, toBackendError(e).code === 'too_short');
+    }
+  }
+
+  /** Esc: stop without sending. */
+  async cancel(): Promise<void> {
+    if (this.phase === 'idle' || this.phase === 'sending') return;
+    this.phase = 'idle';
+    this.level = 0;
+    this.speech = false;
+    await this.vb.cancel().catch(() => {});
+  }
+
+  /* ---------- hands-free ---------- */
+
+  async setHandsFree(on: boolean): Promise<void> {
+    if (on === this.handsFree) return;
+    if (on) {
+      if (this.phase !== 'idle') await this.cancel();
+      if (!this.target()) return;
+      this.error = null;
+      this.phase = 'starting';
+      try {
+        await this.vb.start('hands_free', this.onEvent);
+        this.phase = 'handsfree';
+        this.startedAt = Date.now();
+      } catch (e) {
+        this.phase = 'idle';
+        this.fail(e);
+      }
+    } else {
+      this.phase = 'idle';
+      this.level = 0;
+      this.speech = false;
+      await this.vb.stop().catch(() => {});
+    }
+  }
+
+  /* ---------- the agent's voice ---------- */
+
+  readAloudOn(profileId: string): boolean {
+    return !!this.readAloud[profileId];
+  }
+
+  setReadAloud(profileId: string, on: boolean): void {
+    this.readAloud = { ...this.readAloud, [profileId]: on };
+    saveJson(READ_ALOUD_KEY, this.readAloud);
+    if (!on) this.stopSpeaking();
+  }
+
+  /** A final reply: the avatar shows it; read aloud when on for that profile. */
+  onReply(profileId: string, text: string): void {
+    if (!text.trim()) return;
+    this.avatar.speak(text);
+    if (!this.readAloudOn(profileId)) return;
+    this.vb.ttsSpeak(text).catch(() => {
+      /* TTS unavailable: the settings page says so; nothing else changes */
+    });
+  }
+
+  onTts(state: string): void {
+    this.ttsSpeaking = state === 'started';
+  }
+
+  /** An agent voice note: played (when read-aloud is on for the profile) with the avatar speaking. */
+  async onVoiceNote(profileId: string, path: string): Promise<void> {
+    if (!this.readAloudOn(profileId) || this.recording) return;
+    try {
+      const url = await this.backend.fileUrl(path);
+      const a = new Audio(url);
+      this.trackNote(a);
+      await a.play();
+    } catch {
+      /* autoplay refused or file gone: the note is still in the chat */
+    }
+  }
+
+  /** Any <audio> of an agent voice note (auto-played or played in the chat) makes the avatar speak. */
+  trackNote(a: HTMLAudioElement): void {
+    const on = () => {
+      if (!this.notes.has(a)) {
+        this.notes.add(a);
+        this.notesPlaying = this.notes.size;
+      }
+    };
+    const off = () => {
+      if (this.notes.delete(a)) this.notesPlaying = this.notes.size;
+    };
+    a.addEventListener('play', on);
+    a.addEventListener('pause', off);
+    a.addEventListener('ended', off);
+  }
+
+  /** Barge-in: the user speaks — read-aloud and voice notes stop at once. */
+  bargeIn(): void {
+    this.stopSpeaking();
+  }
+
+  stopSpeaking(): void {
+    if (this.ttsSpeaking) void this.vb.ttsStop().catch(() => {});
+    this.ttsSpeaking = false;
+    for (const a of [...this.notes]) a.pause();
+  }
+
+  /* ---------- avatar ---------- */
+
+  /** Push the derived state to the avatar and run the lip-sync envelope while the agent speaks. */
+  sync(protocol: string, typing: boolean): string {
+    const state = deriveState({ protocol, typing, listening: this.recording, speaking: this.speaking });
+    this.shown = state;
+    this.avatar.setState(state);
+    if (state === 'speaking' && !this.envelopeTimer) {
+      const t0 = Date.now();
+      this.envelopeTimer = setInterval(() => this.avatar.setSpeechLevel(syllableEnvelope(Date.now() - t0)), 40);
+    } else if (state !== 'speaking' && this.envelopeTimer) {
+      clearInterval(this.envelopeTimer);
+      this.envelopeTimer = null;
+      this.avatar.setSpeechLevel(0);
+    }
+    return state;
+  }
+
+  async setDetached(on: boolean): Promise<void> {
+    this.avatarPrefs = { ...this.avatarPrefs, detached: on };
+    saveJson(AVATAR_KEY, this.avatarPrefs);
+    try {
+      await this.vb.avatarDetach(on, this.avatarPrefs.clickThrough);
+      if (on) setTimeout(() => this.avatar.replay(), 400);
+    } catch (e) {
+      this.avatarPrefs = { ...this.avatarPrefs, detached: false };
+      this.fail(e);
+    }
+  }
+
+  async setClickThrough(on: boolean): Promise<void> {
+    this.avatarPrefs = { ...this.avatarPrefs, clickThrough: on };
+    saveJson(AVATAR_KEY, this.avatarPrefs);
+    if (this.avatarPrefs.detached) await this.vb.avatarDetach(true, on).catch(() => {});
+  }
+
+  /** `ready.avatar_url` or the profile's override: its own window without IPC; unreachable → the bundled page. */
+  async useRemote(url: string | null): Promise<void> {
+    if (url === this.remoteAvatar) return;
+    try {
+      const ok = await this.vb.avatarRemote(url);
+      this.remoteAvatar = ok ? url : null;
+      if (ok) setTimeout(() => this.avatar.replay(), 600);
+    } catch {
+      this.remoteAvatar = null;
+    }
+  }
+
+  windowClosed(label: string): void {
+    if (label === 'avatar' && this.avatarPrefs.detached) {
+      this.avatarPrefs = { ...this.avatarPrefs, detached: false };
+      saveJson(AVATAR_KEY, this.avatarPrefs);
+    }
+    if (label === 'avatar-remote') this.remoteAvatar = null;
+  }
+
+  dispose(): void {
+    if (this.envelopeTimer) clearInterval(this.envelopeTimer);
+    if (this.errorTimer) clearTimeout(this.errorTimer);
+  }
+}
+
+const KEY = Symbol('voice');
+export function setVoice(v: VoiceHub): VoiceHub {
+  setContext(KEY, v);
+  return v;
+}
+export function getVoice(): VoiceHub | null {
+  return getContext<VoiceHub | undefined>(KEY) ?? null;
+}
+
+/** The hub for this app: Tauri in the app, the in-memory fake in a plain browser (dev) and in tests. */
+export function createVoiceHub(app: AppState, backend: Backend, vb?: VoiceBackend): VoiceHub {
+  const v = vb ?? (inTauri() ? new TauriVoiceBackend() : new FakeVoiceBackend());
+  return new VoiceHub(v, backend, () => {
+    const s = app.currentSession;
+    const sel = app.selection;
+    if (!s || !sel) return null;
+    const conversationId = sel.conversationId;
+    return { profileId: s.profile.id, send: (clip) => s.sendVoice(conversationId, clip) };
+  });
+}

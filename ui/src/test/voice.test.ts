@@ -1,0 +1,371 @@
+import { describe, expect, it, vi } from 'vitest';
+import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { BackendError } from '../lib/backend/backend';
+import { FakeVoiceBackend } from '../lib/backend/voice-fake';
+import type { Backend } from '../lib/backend/backend';
+import { AvatarDriver, applyToWindow, deriveState, encodeCall, setAnimationsPaused, syllableEnvelope } from '../lib/voice/avatar';
+import { VoiceHub, type VoiceTarget } from '../lib/voice/voice.svelte';
+import type { VoiceClip } from '../lib/backend/voice';
+import MicButton from '../lib/components/MicButton.svelte';
+import { renderApp, ready, composer } from './helpers';
+
+function renderMic(h: VoiceHub) {
+  return render(MicButton, { props: { voice: h, profileId: 'p1' } });
+}
+
+const EVIL = `"); alert(1); ("\\' \` </script><script>alert(2)</script>\n\r\u2028\u2029 \${x} 🙂`;
+
+function fakePage() {
+  const got: { method: string; arg: unknown }[] = [];
+  const api: Record<string, (a: unknown) => void> = {};
+  for (const m of ['setState', 'speak', 'setVolume', 'setSpeechLevel']) api[m] = (a) => got.push({ method: m, arg: a });
+  return { win: { hermesAvatar: api } as unknown as Window, got };
+}
+
+function hub(opts: { target?: VoiceTarget | null } = {}) {
+  const vb = new FakeVoiceBackend();
+  const sent: VoiceClip[] = [];
+  const target: VoiceTarget | null =
+    opts.target === undefined ? { profileId: 'p1', send: async (c) => void sent.push(c) } : opts.target;
+  const backend = { fileUrl: async (p: string) => `asset://localhost/${p}` } as unknown as Backend;
+  const h = new VoiceHub(vb, backend, () => target);
+  return { h, vb, sent };
+}
+
+describe('avatar driver (A-28)', () => {
+  it('JSON-encodes every argument and the page receives hostile text intact', () => {
+    const c = encodeCall('speak', EVIL);
+    expect(c.json).toBe(JSON.stringify(EVIL));
+    expect(c.json).not.toContain('\n');
+    const { win, got } = fakePage();
+    expect(applyToWindow(win, c)).toBe(true);
+    expect(got).toEqual([{ method: 'speak', arg: EVIL }]);
+  });
+
+  it('levels are clamped numbers, states are strings, unknown methods are refused', () => {
+    expect(encodeCall('setVolume', 7).json).toBe('1');
+    expect(encodeCall('setVolume', Number.NaN).json).toBe('0');
+    expect(encodeCall('setSpeechLevel', '1); alert(1' as unknown as number).json).toBe('0');
+    expect(encodeCall('setState', 42).json).toBe('"42"');
+    expect(() => encodeCall('constructor' as never, 'x')).toThrow();
+    expect(applyToWindow(null, encodeCall('setState', 'idle'))).toBe(false);
+    expect(applyToWindow({} as Window, encodeCall('setState', 'idle'))).toBe(false);
+  });
+
+  it('sends to the iframe and, when a window is open, through the shell; repeated states are skipped', () => {
+    const { win, got } = fakePage();
+    const external: [string, unknown][] = [];
+    let open = false;
+    const d = new AvatarDriver({ frame: () => win, external: () => open, callExternal: (m, a) => external.push([m, a]) });
+    d.setState('thinking');
+    d.setState('thinking');
+    d.speak(EVIL);
+    open = true;
+    d.setVolume(0.42);
+    expect(got.map((g) => g.method)).toEqual(['setState', 'speak', 'setVolume']);
+    expect(external).toEqual([['setVolume', 0.42]]);
+    d.replay();
+    expect(got.at(-1)).toEqual({ method: 'setState', arg: 'thinking' });
+  });
+
+  it('derives the state: listening > speaking > agent frames > typing > idle', () => {
+    const base = { protocol: 'idle', typing: false, listening: false, speaking: false };
+    expect(deriveState(base)).toBe('idle');
+    expect(deriveState({ ...base, typing: true })).toBe('thinking');
+    expect(deriveState({ ...base, protocol: 'Thinking ' })).toBe('thinking');
+    expect(deriveState({ ...base, protocol: 'thinking', speaking: true })).toBe('speaking');
+    expect(deriveState({ ...base, speaking: true, listening: true })).toBe('listening');
+  });
+
+  it('pauses and resumes the page animations (idle and unfocused: no continuous repaints)', () => {
+    const anims = [0, 1, 2].map(() => {
+      const a = { playState: 'running', pause: () => (a.playState = 'paused'), play: () => (a.playState = 'running') };
+      return a;
+    });
+    const doc = { getAnimations: () => anims } as unknown as Document;
+    expect(setAnimationsPaused(doc, true)).toBe(3);
+    expect(anims.every((a) => a.playState === 'paused')).toBe(true);
+    expect(setAnimationsPaused(doc, true)).toBe(0);
+    expect(setAnimationsPaused(doc, false)).toBe(3);
+    expect(anims.every((a) => a.playState === 'running')).toBe(true);
+    expect(setAnimationsPaused(null, true)).toBe(0);
+    expect(setAnimationsPaused({} as Document, true)).toBe(0);
+  });
+
+  it('the speech envelope stays in 0..1 and moves', () => {
+    const vals = Array.from({ length: 200 }, (_, i) => syllableEnvelope(i * 40));
+    expect(Math.min(...vals)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...vals)).toBeLessThanOrEqual(1);
+    expect(new Set(vals.map((v) => v.toFixed(2))).size).toBeGreaterThan(20);
+  });
+});
+
+describe('push-to-talk', () => {
+  it('press starts, release stops and sends every clip', async () => {
+    const { h, vb, sent } = hub();
+    vb.nextStop = [
+      { path: '/tmp/a.wav', secs: 250, size: 8_000_000 },
+      { path: '/tmp/b.wav', secs: 10, size: 320_044 },
+    ];
+    await h.press();
+    expect(h.phase).toBe('recording');
+    expect(vb.called('start')[0].args).toEqual(['push_to_talk']);
+    vb.emit({ kind: 'level', level: 0.6 });
+    expect(h.level).toBe(0.6);
+    expect(h.avatar.sent.some((c) => c.method === 'setVolume' && c.json === '0.6')).toBe(true);
+    expect(h.shown).toBe('idle');
+    h.sync('idle', false);
+    expect(h.shown).toBe('listening');
+    await h.release();
+    expect(h.phase).toBe('idle');
+    expect(sent.map((c) => c.path)).toEqual(['/tmp/a.wav', '/tmp/b.wav']);
+  });
+
+  it('a release before the microphone opened still ends the recording', async () => {
+    const { h, vb, sent } = hub();
+    vb.startDelay = 20;
+    const p = h.press();
+    expect(h.phase).toBe('starting');
+    await h.release();
+    await p;
+    expect(vb.called('stop')).toHaveLength(1);
+    expect(h.phase).toBe('idle');
+    expect(sent).toHaveLength(1);
+  });
+
+  it('too short: nothing sent, a transient hint', async () => {
+    const { h, vb, sent } = hub();
+    vb.nextStop = new BackendError({ code: 'too_short', message: 'recording too short' });
+    await h.press();
+    await h.release();
+    expect(sent).toHaveLength(0);
+    expect(h.error?.code).toBe('too_short');
+  });
+
+  it('Esc cancels without sending', async () => {
+    const { h, vb, sent } = hub();
+    await h.press();
+    await h.cancel();
+    await h.release();
+    expect(vb.called('cancel')).toHaveLength(1);
+    expect(vb.called('stop')).toHaveLength(0);
+    expect(sent).toHaveLength(0);
+  });
+
+  it('an unplugged microphone ends recording with its message', async () => {
+    const { h, vb } = hub();
+    await h.press();
+    vb.emit({ kind: 'error', code: 'microphone_lost', message: 'gone' });
+    expect(h.phase).toBe('idle');
+    expect(h.error?.code).toBe('microphone_lost');
+  });
+
+  it('nothing starts without an open conversation', async () => {
+    const { h, vb } = hub({ target: null });
+    await h.press();
+    expect(vb.called('start')).toHaveLength(0);
+  });
+});
+
+describe('hands-free and the agent voice', () => {
+  it('sends each utterance; barge-in stops read-aloud', async () => {
+    const { h, vb, sent } = hub();
+    await h.setHandsFree(true);
+    expect(h.phase).toBe('handsfree');
+    expect(vb.called('start')[0].args).toEqual(['hands_free']);
+    h.onTts('started');
+    expect(h.speaking).toBe(true);
+    vb.emit({ kind: 'speech_start' });
+    expect(h.recording).toBe(true);
+    vb.emit({ kind: 'barge_in' });
+    expect(vb.called('ttsStop')).toHaveLength(1);
+    expect(h.speaking).toBe(false);
+    vb.emit({ kind: 'utterance', clips: [{ path: '/tmp/u1.wav', secs: 1.4, size: 44_844 }] });
+    await waitFor(() => expect(sent.map((c) => c.path)).toEqual(['/tmp/u1.wav']));
+    await h.setHandsFree(false);
+    expect(h.phase).toBe('idle');
+    expect(vb.called('stop')).toHaveLength(1);
+  });
+
+  it('reads final replies aloud only where enabled; the avatar always gets the line', async () => {
+    localStorage.clear();
+    const { h, vb } = hub();
+    h.onReply('p1', 'Hello there.');
+    expect(vb.called('ttsSpeak')).toHaveLength(0);
+    expect(h.avatar.sent.at(-1)).toEqual({ method: 'speak', json: '"Hello there."' });
+    h.setReadAloud('p1', true);
+    h.onReply('p1', EVIL);
+    expect(vb.called('ttsSpeak')[0].args).toEqual([EVIL]);
+    h.onTts('started');
+    expect(h.sync('idle', false)).toBe('speaking');
+    h.onTts('ended');
+    expect(h.sync('idle', false)).toBe('idle');
+    h.dispose();
+  });
+
+  it('TTS unavailable: speaking fails quietly', async () => {
+    const { h, vb } = hub();
+    vb.ttsAvailable = false;
+    h.setReadAloud('p1', true);
+    expect(() => h.onReply('p1', 'Hi.')).not.toThrow();
+    const st = await h.loadTts();
+    expect(st.available).toBe(false);
+    expect(st.detail).toContain('speech-dispatcher');
+  });
+
+  it('a detached or remote avatar window also gets the calls through the shell', async () => {
+    localStorage.clear();
+    const { h, vb } = hub();
+    await h.useRemote('http://127.0.0.1:9/avatar.html');
+    expect(h.remoteAvatar).toBe('http://127.0.0.1:9/avatar.html');
+    h.avatar.speak(EVIL);
+    expect(vb.called('avatarCall').at(-1)?.args).toEqual(['speak', EVIL]);
+    vb.remoteReachable = false;
+    await h.useRemote('http://127.0.0.1:10/x.html');
+    expect(h.remoteAvatar).toBeNull();
+    await h.setDetached(true);
+    expect(vb.called('avatarDetach').at(-1)?.args).toEqual([true, false]);
+    h.windowClosed('avatar');
+    expect(h.avatarPrefs.detached).toBe(false);
+  });
+});
+
+describe('mic button', () => {
+  it('hold to talk: recording look with timer and level, release sends', async () => {
+    const { h, vb, sent } = hub();
+    renderMic(h);
+    const btn = screen.getByRole('button', { name: /Hold to talk/ });
+    await fireEvent.pointerDown(btn, { button: 0, pointerId: 1 });
+    await waitFor(() => expect(h.phase).toBe('recording'));
+    expect(await screen.findByRole('status')).toHaveTextContent('0:00');
+    vb.emit({ kind: 'level', level: 0.8 });
+    await waitFor(() => expect(btn.dataset.level).toBe('0.80'));
+    expect(btn).toHaveAttribute('aria-pressed', 'true');
+    await fireEvent.pointerUp(btn, { button: 0, pointerId: 1 });
+    await waitFor(() => expect(sent).toHaveLength(1));
+    expect(h.phase).toBe('idle');
+  });
+
+  it('Esc on the button cancels; the hands-free toggle switches modes', async () => {
+    const { h, vb } = hub();
+    renderMic(h);
+    const btn = screen.getByRole('button', { name: /Hold to talk/ });
+    await fireEvent.keyDown(btn, { key: ' ' });
+    await waitFor(() => expect(h.phase).toBe('recording'));
+    await fireEvent.keyDown(btn, { key: 'Escape' });
+    await waitFor(() => expect(vb.called('cancel')).toHaveLength(1));
+    const hf = screen.getByRole('button', { name: 'Hands-free' });
+    await fireEvent.click(hf);
+    await waitFor(() => expect(h.phase).toBe('handsfree'));
+    expect(screen.getByRole('button', { name: 'Turn hands-free off' })).toHaveAttribute('aria-pressed', 'true');
+    expect(screen.getByRole('status')).toHaveTextContent('listening');
+  });
+
+  it('shows why the microphone failed', async () => {
+    const { h, vb } = hub();
+    vb.startError = new BackendError({ code: 'no_microphone', message: 'no microphone found' });
+    renderMic(h);
+    await fireEvent.pointerDown(screen.getByRole('button', { name: /Hold to talk/ }), { button: 0, pointerId: 1 });
+    expect(await screen.findByRole('alert')).toHaveTextContent('No microphone found');
+  });
+});
+
+describe('in the app (mockIPC: the generated bindings and a real Channel)', () => {
+  it('hold the mic, release: an audio command with a local voice-note echo (A-23)', async () => {
+    let voiceChannel: number | null = null;
+    const ipc = await renderApp({
+      handlers: {
+        voice_start: (a) => {
+          voiceChannel = (a.onEvent as { id: number }).id;
+          return 'Built-in Microphone';
+        },
+        voice_stop: () => [{ path: '/data/tmp/voice-1.wav', secs: 3.2, size: 102_444 }],
+      },
+    });
+    await ready(ipc);
+    expect(composer()).toBeInTheDocument();
+    const mic = screen.getByRole('button', { name: /Hold to talk/ });
+    await fireEvent.pointerDown(mic, { button: 0, pointerId: 1 });
+    await waitFor(() => expect(voiceChannel).not.toBeNull());
+    expect(ipc.calls.find((c) => c.cmd === 'voice_start')?.args.mode).toBe('push_to_talk');
+    const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, d: unknown) => void } })
+      .__TAURI_INTERNALS__;
+    internals.runCallback(voiceChannel!, { index: 0, message: { kind: 'level', level: 0.5 } });
+    await waitFor(() => expect(mic.dataset.level).toBe('0.50'));
+    await fireEvent.pointerUp(mic, { button: 0, pointerId: 1 });
+    await waitFor(() => expect(ipc.commands('audio')).toHaveLength(1));
+    expect(ipc.commands('audio')[0]).toMatchObject({ cmd: 'audio', path: '/data/tmp/voice-1.wav' });
+    await waitFor(() => expect(document.querySelector('.voice')).not.toBeNull());
+  });
+
+  it('the avatar pane embeds the bundled page in a same-origin iframe with a detach button', async () => {
+    window.innerWidth = 1280;
+    const ipc = await renderApp();
+    await ready(ipc);
+    const frame = document.querySelector('#avatar-pane iframe') as HTMLIFrameElement | null;
+    expect(frame?.getAttribute('src')).toBe('avatar/avatar.html');
+    const detach = screen.getByRole('button', { name: 'Detach into a floating window' });
+    await fireEvent.click(detach);
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'avatar_detach' && c.args.open === true)).toBe(true));
+    await waitFor(() => expect(document.querySelector('#avatar-pane iframe')).toBeNull());
+    expect(screen.getByText('The avatar floats in its own window.')).toBeInTheDocument();
+    localStorage.clear();
+  });
+
+  it('ready.avatar_url opens the remote page in its own window, not in the pane', async () => {
+    window.innerWidth = 1280;
+    const ipc = await renderApp({ handlers: { avatar_remote: (a) => a.url !== null } });
+    ipc.emit({ event: 'ready', session: 's', avatar_url: 'https://agent.example/avatar/', capabilities: {} });
+    await waitFor(() =>
+      expect(ipc.calls.find((c) => c.cmd === 'avatar_remote')?.args.url).toBe('https://agent.example/avatar/'),
+    );
+    await waitFor(() => expect(document.querySelector('#avatar-pane iframe')).toBeNull());
+    expect(document.body.innerHTML).not.toContain('src="https://agent.example');
+    vi.restoreAllMocks();
+  });
+});
+
+describe('read-aloud toggle in the composer', () => {
+  it('switches read-aloud for the profile; while speaking it becomes a stop button', async () => {
+    localStorage.clear();
+    const { h, vb } = hub();
+    render(MicButton, { props: { voice: h, profileId: 'p1' } });
+    const toggle = screen.getByRole('button', { name: 'Read replies aloud' });
+    expect(toggle).toHaveAttribute('aria-pressed', 'false');
+    await fireEvent.click(toggle);
+    expect(h.readAloudOn('p1')).toBe(true);
+    expect(JSON.parse(localStorage.getItem('hermes.voice.readAloud.v1')!)).toEqual({ p1: true });
+    h.onTts('started');
+    await fireEvent.click(await screen.findByRole('button', { name: 'Stop reading aloud' }));
+    expect(vb.called('ttsStop')).toHaveLength(1);
+    expect(await screen.findByRole('button', { name: 'Read replies aloud' })).toHaveAttribute('aria-pressed', 'true');
+  });
+});
+
+describe('settings → voice', () => {
+  it('remembers the microphone, says when it is missing, and when read-aloud is unavailable', async () => {
+    const settings = { device: 'USB Headset', shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1 };
+    const ipc = await renderApp({
+      handlers: {
+        voice_settings: () => settings,
+        voice_devices: () => ({
+          host: 'PulseAudio',
+          devices: [{ name: 'Built-in Microphone', id: 'pulse:0', isDefault: true }],
+          selected: 'USB Headset',
+          selectedMissing: true,
+          error: null,
+        }),
+        tts_status: () => ({ available: false, detail: 'speech-dispatcher is not running', voices: [] }),
+        voice_save_settings: (a) => a.settings,
+      },
+    });
+    await fireEvent.keyDown(window, { key: ',', ctrlKey: true });
+    await fireEvent.click(await screen.findByRole('tab', { name: 'Voice' }));
+    expect(await screen.findByText(/“USB Headset” is not connected/)).toBeInTheDocument();
+    expect(await screen.findByTestId('tts-unavailable')).toHaveTextContent('speech-dispatcher is not running');
+    const select = screen.getByTestId('mic-select') as HTMLSelectElement;
+    await fireEvent.change(select, { target: { value: '' } });
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'voice_save_settings')).toBe(true));
+    expect((ipc.calls.find((c) => c.cmd === 'voice_save_settings')!.args.settings as { device: unknown }).device).toBeNull();
+  });
+});
