@@ -10,6 +10,7 @@ pub mod media;
 pub mod security;
 pub mod state;
 pub mod tray;
+pub mod updater;
 
 use std::path::PathBuf;
 
@@ -52,6 +53,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             file_info,
             write_temp_file,
             notify,
+            updater::check_for_updates,
+            updater::install_update,
         ])
         .events(tauri_specta::collect_events![ipc::DeepLinkConnect])
 }
@@ -148,7 +151,7 @@ fn handle_deep_link(app: &AppHandle, raw: &url::Url) {
 }
 
 fn context() -> tauri::Context<tauri::Wry> {
-    tauri::generate_context!("../tauri.conf.json")
+    tauri::generate_context!()
 }
 
 /// Run the app (blocking until it quits).
@@ -165,6 +168,7 @@ pub fn run(opts: Options) {
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_updater::Builder::new().build())
         .invoke_handler(invoke)
         .setup(move |app| {
             specta.mount_events(app);

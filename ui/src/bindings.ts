@@ -226,6 +226,19 @@ async notify(title: string, body: string) : Promise<Result<null, AppError>> {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * Ask the update endpoint whether a newer signed release exists.
+ */
+async checkForUpdates() : Promise<UpdateCheck> {
+    return await TAURI_INVOKE("check_for_updates");
+},
+/**
+ * Download the newer release, verify its signature, install it and restart. Answers with the check's status when
+ * there is nothing to install (or it failed); on success the app restarts and the call never returns.
+ */
+async installUpdate() : Promise<UpdateCheck> {
+    return await TAURI_INVOKE("install_update");
 }
 }
 
@@ -276,6 +289,26 @@ export type PromptOption = { id: string; label?: string; style?: string | null }
 export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; createdAt: string }
 export type SendResult = { id?: string | null }
 export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageErrorInfo | null; createdAt: string; attachments: Attachment[] }
+/**
+ * The result of an update check, as the UI shows it.
+ */
+export type UpdateCheck = 
+/**
+ * This build has no update endpoint (a local or distribution build): nothing to check.
+ */
+{ status: "not_configured"; current: string } | 
+/**
+ * The endpoint answered and there is nothing newer.
+ */
+{ status: "up_to_date"; current: string } | 
+/**
+ * A newer, signed release exists.
+ */
+{ status: "available"; current: string; version: string; notes: string | null; date: string | null } | 
+/**
+ * The check itself failed (offline, endpoint down, bad manifest); the message is for the user.
+ */
+{ status: "failed"; current: string; message: string }
 
 /** tauri-specta globals **/
 

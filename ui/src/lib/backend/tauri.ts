@@ -14,6 +14,7 @@ import type {
   ProfileInput,
   SearchHit,
   SendResult,
+  UpdateCheck,
 } from './types';
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -120,6 +121,12 @@ export class TauriBackend implements Backend {
   }
   notify(title: string, body: string) {
     return call<void>('notify', { title, body });
+  }
+  checkForUpdates() {
+    return call<UpdateCheck>('check_for_updates');
+  }
+  installUpdate() {
+    return call<UpdateCheck>('install_update');
   }
 
   onConnectLink(handler: (link: { url: string; name?: string }) => void): () => void {
