@@ -94,13 +94,17 @@ fn icons_exist_are_generated_sizes_and_have_one_vector_source() {
 fn linux_packages_declare_their_runtime_libraries() {
     let c = conf();
     let linux = &c["bundle"]["linux"];
+    // The bundler adds WebKitGTK, GTK and (tray-icon feature) the Ayatana indicator itself; D-Bus (NEEDED by the
+    // binary: libdbus-1.so.3) and ALSA (libasound.so.2, for voice capture through cpal) are ours to declare.
+    // `cargo xtask test` checks the built .deb's Depends against the binary's NEEDED entries.
     let deb = strings(&linux["deb"]["depends"]);
-    // libasound.so.2, libdbus-1.so.3 (NEEDED by the binary) and the tray library (dlopen'ed at run time)
-    for p in ["libasound2", "libdbus-1-3", "libayatana-appindicator3-1"] {
+    for p in ["libasound2", "libdbus-1-3"] {
         assert!(deb.contains(&p), "deb depends lacks {p}");
     }
+    // RPM: soname capabilities, which every RPM distribution resolves (package names differ: Fedora alsa-lib,
+    // openSUSE libasound2)
     let rpm = strings(&linux["rpm"]["depends"]);
-    for p in ["alsa-lib", "dbus-libs", "libayatana-appindicator-gtk3"] {
+    for p in ["libasound.so.2()(64bit)", "libdbus-1.so.3()(64bit)"] {
         assert!(rpm.contains(&p), "rpm depends lacks {p}");
     }
     for kind in ["deb", "rpm"] {

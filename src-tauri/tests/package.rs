@@ -38,12 +38,22 @@ fn body_has(s: &Session, what: &str, secs: u64) {
     s.wait(&format!("text {what:?}"), secs, &format!("return document.body.innerText.includes({})", json!(what)));
 }
 
-/// An X11 window with exactly this title exists (the native window, not only a webview).
-fn x_window_titled(title: &str) -> bool {
+/// The X11 windows with exactly this title (the native window, not only a webview).
+fn x_windows_titled(title: &str) -> Vec<String> {
     Command::new("xdotool")
         .args(["search", "--name", &format!("^{title}$")])
         .output()
-        .is_ok_and(|o| o.status.success() && !String::from_utf8_lossy(&o.stdout).trim().is_empty())
+        .map(|o| String::from_utf8_lossy(&o.stdout).split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The window's icon as the window manager sees it (`_NET_WM_ICON`), e.g. "Icon (128 x 128)".
+fn x_window_icon(id: &str) -> String {
+    Command::new("xprop")
+        .args(["-id", id, "_NET_WM_ICON"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").to_string())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -89,7 +99,14 @@ fn package_installed_app_opens_connects_and_has_no_update_endpoint() {
 
     // its window opens, with the embedded UI
     s.wait("composer", 30, "return !!document.getElementById('composer-input')");
-    assert!(x_window_titled("Hermes"), "no X11 window titled Hermes");
+    let windows = x_windows_titled("Hermes");
+    assert!(!windows.is_empty(), "no X11 window titled Hermes");
+    // the generated app icon (icons/128x128.png, the first PNG of bundle.icon) is the window icon
+    assert!(
+        windows.iter().any(|w| x_window_icon(w).contains("Icon (128 x 128)")),
+        "the window has no 128 px icon: {:?}",
+        windows.iter().map(|w| x_window_icon(w)).collect::<Vec<_>>()
+    );
 
     // it connects with the keychain token and chats
     let t = Instant::now();

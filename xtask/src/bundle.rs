@@ -18,10 +18,13 @@ use super::{APT_APP_BUILD, APT_APP_TEST, R, cargo, ensure_apt, headless, is_root
 /// What the package test needs on top of the app's build and test packages.
 const APT_PACKAGE_TEST: &[&str] = &["desktop-file-utils", "binutils"];
 
-/// Build the release app and the given bundles (`deb`, `rpm`); returns the bundle files.
-pub fn build(root: &Path, bundles: &[&str]) -> Result<Vec<PathBuf>, String> {
+/// Build the release app and the given bundles (`deb`, `rpm`); returns the bundle files. `build_ui`: false when
+/// `ui/dist` was just built (rebuilding it would change its files' times and recompile the release app).
+pub fn build(root: &Path, bundles: &[&str], build_ui: bool) -> Result<Vec<PathBuf>, String> {
     ensure_apt(APT_APP_BUILD)?;
-    ui_build(root)?;
+    if build_ui || !root.join("ui/dist/index.html").exists() {
+        ui_build(root)?;
+    }
     let out = target_dir(root).join("release/bundle");
     for b in bundles {
         // stale bundles of an older version would be picked up otherwise
@@ -72,7 +75,7 @@ pub fn bundle(root: &Path, args: &[String]) -> R {
              bundles need their OS; see .github/workflows/release.yml)"
         ));
     }
-    let files = build(root, &bundles)?;
+    let files = build(root, &bundles, true)?;
     let bin = target_dir(root).join("release/hermes-desktop");
     eprintln!("\nxtask: release binary {} ({:.1} MiB)", bin.display(), mib(&bin));
     for f in &files {
@@ -149,7 +152,8 @@ fn check_depends(deb: &Path, bin: &Path) -> R {
 }
 
 /// Build the release .deb, install it, run the installed app (WebDriver, devserver, updates control), purge it.
-pub fn package_test(root: &Path) -> R {
+/// `build_ui`: see [`build`].
+pub fn package_test(root: &Path, build_ui: bool) -> R {
     if !Path::new("/usr/bin/dpkg").exists() {
         eprintln!("xtask: package test skipped: not a Debian/Ubuntu system");
         return Ok(());
@@ -161,7 +165,7 @@ pub fn package_test(root: &Path) -> R {
     let mut apt: Vec<&str> = APT_APP_TEST.to_vec();
     apt.extend_from_slice(APT_PACKAGE_TEST);
     ensure_apt(&apt)?;
-    let deb = build(root, &["deb"])?.remove(0);
+    let deb = build(root, &["deb"], build_ui)?.remove(0);
     let pkg = deb_field(&deb, "Package")?;
     eprintln!("xtask: {} ({:.1} MiB), package `{pkg}`", deb.display(), mib(&deb));
     if installed(&pkg) {

@@ -69,9 +69,10 @@ fn main() -> ExitCode {
         Some("bench") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| bench(&root)),
         Some("bindings") => bindings(&root),
         Some("bundle") => bundle::bundle(&root, &args[1..]),
+        Some("package-test") => bundle::package_test(&root, !args.iter().any(|a| a == "--no-ui-build")),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|run|e2e|bench|bindings|bundle|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts\n  bundle [--bundles deb,rpm]  the release app and its .deb/.rpm (target/release/bundle)"
+                "usage: cargo xtask <test|run|e2e|bench|bindings|bundle|package-test|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts\n  bundle [--bundles deb,rpm]  the release app and its .deb/.rpm (target/release/bundle)\n  package-test        the release .deb installed (dpkg, as root), its program run under Xvfb, then purged"
             );
             Err("unknown task".into())
         }
@@ -166,7 +167,7 @@ fn test(root: &Path, args: &[String]) -> R {
     // The desktop app in a real window: WebDriver scenarios, XSS corpus, token-in-log check.
     e2e(root, &[])?;
     // The release .deb: installed with dpkg, the installed app driven under Xvfb, then purged (issue #7).
-    bundle::package_test(root)?;
+    bundle::package_test(root, !root.join("ui/package.json").exists())?;
     if !quick && root.join("fuzz/run.sh").exists() {
         fuzz_smoke(root)?;
     }
