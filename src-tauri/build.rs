@@ -1,5 +1,7 @@
-//! The configuration lives at the repository root (`../tauri.conf.json`); tauri-build 2.6 reads `tauri.conf.json`
-//! from this folder, so `src-tauri/tauri.conf.json` is a symlink to it (on Windows, clone with `core.symlinks=true`).
+//! The configuration lives at the repository root (`../tauri.conf.json`) and `src-tauri/tauri.conf.json` is a symlink
+//! to it (on Windows, clone with `core.symlinks=true`). tauri-build, `generate_context!()` and the Tauri CLI (run with
+//! `TAURI_APP_PATH=src-tauri`, see `cargo xtask bundle`) all read it through the symlink, so relative paths inside it
+//! (`../ui/dist`, `../icons/…`, `macos/…`, `linux/…`) are relative to `src-tauri/`.
 //!
 //! Commands are permissioned: the app manifest lists them, and `capabilities/main.json` grants them to the `main`
 //! window only (keep the three lists in sync; a unit test checks it).
@@ -45,9 +47,13 @@ const COMMANDS: &[&str] = &[
     "avatar_detach",
     "avatar_remote",
     "avatar_call",
+    "check_for_updates",
+    "install_update",
 ];
 
 fn main() {
+    // the update endpoint can be baked in at build time (see src/updater.rs)
+    println!("cargo:rerun-if-env-changed=HERMES_UPDATE_ENDPOINT");
     tauri_build::try_build(
         tauri_build::Attributes::new()
             .windows_attributes(tauri_build::WindowsAttributes::new().window_icon_path("../icons/icon.ico"))

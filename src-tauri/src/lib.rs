@@ -11,6 +11,7 @@ pub mod media;
 pub mod security;
 pub mod state;
 pub mod tray;
+pub mod updater;
 pub mod voice;
 
 use std::path::PathBuf;
@@ -66,6 +67,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             avatar::avatar_detach,
             avatar::avatar_remote,
             avatar::avatar_call,
+            updater::check_for_updates,
+            updater::install_update,
         ])
         .events(tauri_specta::collect_events![
             ipc::DeepLinkConnect,
@@ -173,7 +176,7 @@ fn handle_deep_link(app: &AppHandle, raw: &url::Url) {
 }
 
 fn context() -> tauri::Context<tauri::Wry> {
-    tauri::generate_context!("../tauri.conf.json")
+    tauri::generate_context!()
 }
 
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
@@ -199,6 +202,7 @@ pub fn run(opts: Options) {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
+        .plugin(tauri_plugin_updater::Builder::new().build())
         .invoke_handler(invoke)
         .setup(move |app| {
             specta.mount_events(app);

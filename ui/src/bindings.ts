@@ -227,114 +227,18 @@ async notify(title: string, body: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
-async voiceDevices() : Promise<Result<VoiceDevices, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("voice_devices") };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-async voiceSettings() : Promise<VoiceSettings> {
-    return await TAURI_INVOKE("voice_settings");
-},
-async voiceSaveSettings(settings: VoiceSettings) : Promise<Result<VoiceSettings, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("voice_save_settings", { settings }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
+/**
+ * Ask the update endpoint whether a newer signed release exists.
+ */
+async checkForUpdates() : Promise<UpdateCheck> {
+    return await TAURI_INVOKE("check_for_updates");
 },
 /**
- * Start recording from the chosen (or default) microphone. A recording already running is discarded first.
+ * Download the newer release, verify its signature, install it and restart. Answers with the check's status when
+ * there is nothing to install (or it failed); on success the app restarts and the call never returns.
  */
-async voiceStart(mode: VoiceMode, onEvent: TAURI_CHANNEL<VoiceEvent>) : Promise<Result<string, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("voice_start", { mode, onEvent }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-/**
- * Stop: push-to-talk returns the clip(s) to send (an error `too_short` for < 300 ms); hands-free ends listening
- * (an utterance in progress still arrives on the Channel) and returns nothing.
- */
-async voiceStop() : Promise<Result<VoiceClip[], AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("voice_stop") };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-/**
- * Esc: stop without sending anything.
- */
-async voiceCancel() : Promise<Result<null, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("voice_cancel") };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-async ttsStatus() : Promise<Result<TtsStatus, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("tts_status") };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-/**
- * Speak a final reply sentence by sentence (queued after anything playing). Returns how many sentences.
- */
-async ttsSpeak(text: string) : Promise<Result<number, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("tts_speak", { text }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-async ttsStop() : Promise<void> {
-    await TAURI_INVOKE("tts_stop");
-},
-/**
- * Detach the bundled avatar into its own floating window (`open: true`), or close that window.
- */
-async avatarDetach(open: boolean, clickThrough: boolean) : Promise<Result<null, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("avatar_detach", { open, clickThrough }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-/**
- * Show the agent's own avatar page in its own window without any IPC (`url: null` closes it). Returns false when the
- * page cannot be reached: the UI keeps the bundled avatar.
- */
-async avatarRemote(url: string | null) : Promise<Result<boolean, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("avatar_remote", { url }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
-/**
- * Call the avatar contract in the detached and the remote windows (those that are open).
- */
-async avatarCall(method: AvatarMethod, arg: JsonValue) : Promise<Result<null, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("avatar_call", { method, arg }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
+async installUpdate() : Promise<UpdateCheck> {
+    return await TAURI_INVOKE("install_update");
 }
 }
 
@@ -342,15 +246,9 @@ async avatarCall(method: AvatarMethod, arg: JsonValue) : Promise<Result<null, Ap
 
 
 export const events = __makeEvents__<{
-avatarWindowClosed: AvatarWindowClosed,
-deepLinkConnect: DeepLinkConnect,
-pushToTalk: PushToTalk,
-ttsEvent: TtsEvent
+deepLinkConnect: DeepLinkConnect
 }>({
-avatarWindowClosed: "avatar-window-closed",
-deepLinkConnect: "deep-link-connect",
-pushToTalk: "push-to-talk",
-ttsEvent: "tts-event"
+deepLinkConnect: "deep-link-connect"
 })
 
 /** user-defined constants **/
@@ -362,14 +260,6 @@ ttsEvent: "tts-event"
 export type AppError = { code: string; message: string }
 export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean }
 export type Attachment = { mediaId: string; kind: string; mime?: string | null; filename: string; path: string; size: number; caption?: string | null }
-/**
- * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
- */
-export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
-/**
- * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
- */
-export type AvatarWindowClosed = { label: string }
 export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null }
 /**
  * Sent to the UI when a `hermes://connect?url=…` link opens the app: prefill a new profile (never a token).
@@ -396,103 +286,29 @@ export type MessageState = "queued" | "sent" | "delivered" | "failed" | "receive
 export type Profile = { id: string; name: string; url: string; dialect: Dialect; deviceId: string; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null; hasToken: boolean }
 export type ProfileInput = { name: string; url: string; dialect: Dialect; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null }
 export type PromptOption = { id: string; label?: string; style?: string | null }
-/**
- * The push-to-talk shortcut was pressed or released (also while the window is in the background).
- */
-export type PushToTalk = { pressed: boolean }
 export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; createdAt: string }
 export type SendResult = { id?: string | null }
 export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageErrorInfo | null; createdAt: string; attachments: Attachment[] }
 /**
- * Read-aloud started / ended / was stopped (drives the avatar's `speaking` state).
+ * The result of an update check, as the UI shows it.
  */
-export type TtsEvent = { state: TtsState; detail: string | null }
-export type TtsState = "started" | "ended" | "stopped" | "error"
-export type TtsStatus = { available: boolean; 
+export type UpdateCheck = 
 /**
- * Why not (for the settings page).
+ * This build has no update endpoint (a local or distribution build): nothing to check.
  */
-detail: string | null; voices: TtsVoice[] }
-export type TtsVoice = { id: string; name: string; language: string }
+{ status: "not_configured"; current: string } | 
 /**
- * A finished clip: a 16 kHz mono PCM16 WAV (A-23) of at most 8 MiB (A-24), ready for an `audio` command.
+ * The endpoint answered and there is nothing newer.
  */
-export type VoiceClip = { path: string; secs: number; size: number }
-export type VoiceDevice = { name: string; id: string; isDefault: boolean }
-export type VoiceDevices = { 
+{ status: "up_to_date"; current: string } | 
 /**
- * `PulseAudio` or `ALSA` on Linux.
+ * A newer, signed release exists.
  */
-host: string; devices: VoiceDevice[]; 
+{ status: "available"; current: string; version: string; notes: string | null; date: string | null } | 
 /**
- * The remembered choice (`null`: the system default).
+ * The check itself failed (offline, endpoint down, bad manifest); the message is for the user.
  */
-selected: string | null; 
-/**
- * The remembered device is not connected now.
- */
-selectedMissing: boolean; 
-/**
- * Listing failed (no audio system): a message for the user.
- */
-error: string | null }
-/**
- * What a running recording tells the UI (over the Channel given to `voice_start`).
- */
-export type VoiceEvent = 
-/**
- * Microphone level 0..1, ~30 per second (the ring around the mic button, the avatar's `setVolume`).
- */
-{ kind: "level"; level: number } | 
-/**
- * Hands-free: speech began.
- */
-{ kind: "speech_start" } | 
-/**
- * Hands-free: the user talks over read-aloud — it was stopped (stop agent voice notes too).
- */
-{ kind: "barge_in" } | 
-/**
- * Hands-free: one utterance, ready to send.
- */
-{ kind: "utterance"; clips: VoiceClip[] } | 
-/**
- * The microphone failed (unplugged…): recording has ended.
- */
-{ kind: "error"; code: string; message: string }
-export type VoiceMode = 
-/**
- * Record while held; `voice_stop` returns the clip.
- */
-"push_to_talk" | 
-/**
- * Listen continuously; every utterance arrives as [`VoiceEvent::Utterance`].
- */
-"hands_free"
-/**
- * Voice settings, remembered per machine (a JSON file in the data folder).
- */
-export type VoiceSettings = { 
-/**
- * The chosen microphone (name as listed); `null` follows the system default.
- */
-device: string | null; 
-/**
- * The push-to-talk global shortcut (e.g. `CommandOrControl+Shift+Space`); `null` disables it.
- */
-shortcut: string | null; 
-/**
- * Hands-free: the silence that ends an utterance (ms).
- */
-endSilenceMs: number; 
-/**
- * Read-aloud voice (id, name or language tag); `null` for the system default.
- */
-ttsVoice: string | null; 
-/**
- * Read-aloud rate (1.0 = normal).
- */
-ttsRate: number }
+{ status: "failed"; current: string; message: string }
 
 /** tauri-specta globals **/
 

@@ -1,7 +1,9 @@
 //! Project tasks: `cargo xtask test` (every test, installing what it needs), `cargo xtask run` (the desktop app; on
 //! the built-in demo agent when no profile exists), `cargo xtask e2e` (the app under WebDriver), `cargo xtask bench`,
-//! `cargo xtask bindings` (regenerate `ui/src/bindings.ts`). No dependencies: it must build in seconds on a fresh
+//! `cargo xtask bindings` (regenerate `ui/src/bindings.ts`), `cargo xtask bundle` (the release .deb/.rpm). No dependencies: it must build in seconds on a fresh
 //! machine.
+
+mod bundle;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -75,9 +77,11 @@ fn main() -> ExitCode {
         Some("bench") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| bench(&root)),
         Some("bindings") => bindings(&root),
         Some("soak") => soak(&root),
+        Some("bundle") => bundle::bundle(&root, &args[1..]),
+        Some("package-test") => bundle::package_test(&root, !args.iter().any(|a| a == "--no-ui-build")),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|run|e2e|bench|bindings|soak|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts\n  soak                long reliability runs (1,000-exchange fault soak, hostile agent)"
+                "usage: cargo xtask <test|run|e2e|bench|bindings|soak|bundle|package-test|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts\n  soak                long reliability runs (1,000-exchange fault soak, hostile agent)\n  bundle [--bundles deb,rpm]  the release app and its .deb/.rpm (target/release/bundle)\n  package-test        the release .deb installed (dpkg, as root), its program run under Xvfb, then purged"
             );
             Err("unknown task".into())
         }
@@ -171,6 +175,8 @@ fn test(root: &Path, args: &[String]) -> R {
     sh(cargo().current_dir(root).args(["test", "--workspace", "--doc", "--locked"]))?;
     // The desktop app in a real window: WebDriver scenarios, XSS corpus, token-in-log check.
     e2e(root, &[])?;
+    // The release .deb: installed with dpkg, the installed app driven under Xvfb, then purged (issue #7).
+    bundle::package_test(root, !root.join("ui/package.json").exists())?;
     if !quick && root.join("fuzz/run.sh").exists() {
         fuzz_smoke(root)?;
     }

@@ -13,6 +13,7 @@ import type {
   ProfileInput,
   SearchHit,
   SendResult,
+  UpdateCheck,
 } from './types';
 
 /** The UI's only door to the Rust shell. Nothing UI-specific belongs here. */
@@ -52,6 +53,10 @@ export interface Backend {
   fileInfo(path: string): Promise<FileInfo>;
   writeTempFile(filename: string, base64: string): Promise<string>;
   notify(title: string, body: string): Promise<void>;
+  /** Ask the release feed for a newer signed version (`not_configured` when this build has no update endpoint). */
+  checkForUpdates(): Promise<UpdateCheck>;
+  /** Download, verify and install the newer version, then restart (answers only when nothing was installed). */
+  installUpdate(): Promise<UpdateCheck>;
   /** Native file drag & drop onto the window. Returns an unsubscribe function. */
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void;
   /** A `hermes://connect?url=…` link opened the app: prefill a new profile (never carries a token). */

@@ -14,6 +14,7 @@ import type {
   ProfileInput,
   SearchHit,
   StoredMessage,
+  UpdateCheck,
 } from './types';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -482,6 +483,12 @@ export class FakeBackend implements Backend {
   }
 
   async notify() {}
+  async checkForUpdates(): Promise<UpdateCheck> {
+    return { status: 'not_configured', current: '0.1.0-dev' };
+  }
+  async installUpdate(): Promise<UpdateCheck> {
+    return { status: 'not_configured', current: '0.1.0-dev' };
+  }
 
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void {
     let depth = 0;

@@ -119,6 +119,12 @@ export class TauriBackend implements Backend {
   notify(title: string, body: string) {
     return done(commands.notify(title, body));
   }
+  checkForUpdates() {
+    return call(commands.checkForUpdates());
+  }
+  installUpdate() {
+    return call(commands.installUpdate());
+  }
 
   onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {
     let unlisten: (() => void) | null = null;
