@@ -227,6 +227,115 @@ async notify(title: string, body: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
+async voiceDevices() : Promise<Result<VoiceDevices, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("voice_devices") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async voiceSettings() : Promise<VoiceSettings> {
+    return await TAURI_INVOKE("voice_settings");
+},
+async voiceSaveSettings(settings: VoiceSettings) : Promise<Result<VoiceSettings, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("voice_save_settings", { settings }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Start recording from the chosen (or default) microphone. A recording already running is discarded first.
+ */
+async voiceStart(mode: VoiceMode, onEvent: TAURI_CHANNEL<VoiceEvent>) : Promise<Result<string, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("voice_start", { mode, onEvent }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Stop: push-to-talk returns the clip(s) to send (an error `too_short` for < 300 ms); hands-free ends listening
+ * (an utterance in progress still arrives on the Channel) and returns nothing.
+ */
+async voiceStop() : Promise<Result<VoiceClip[], AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("voice_stop") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Esc: stop without sending anything.
+ */
+async voiceCancel() : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("voice_cancel") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async ttsStatus() : Promise<Result<TtsStatus, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("tts_status") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Speak a final reply sentence by sentence (queued after anything playing). Returns how many sentences.
+ */
+async ttsSpeak(text: string) : Promise<Result<number, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("tts_speak", { text }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async ttsStop() : Promise<void> {
+    await TAURI_INVOKE("tts_stop");
+},
+/**
+ * Detach the bundled avatar into its own floating window (`open: true`), or close that window.
+ */
+async avatarDetach(open: boolean, clickThrough: boolean) : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_detach", { open, clickThrough }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Show the agent's own avatar page in its own window without any IPC (`url: null` closes it). Returns false when the
+ * page cannot be reached: the UI keeps the bundled avatar.
+ */
+async avatarRemote(url: string | null) : Promise<Result<boolean, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_remote", { url }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Call the avatar contract in the detached and the remote windows (those that are open).
+ */
+async avatarCall(method: AvatarMethod, arg: JsonValue) : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_call", { method, arg }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 /**
  * Ask the update endpoint whether a newer signed release exists.
  */
@@ -246,9 +355,15 @@ async installUpdate() : Promise<UpdateCheck> {
 
 
 export const events = __makeEvents__<{
-deepLinkConnect: DeepLinkConnect
+avatarWindowClosed: AvatarWindowClosed,
+deepLinkConnect: DeepLinkConnect,
+pushToTalk: PushToTalk,
+ttsEvent: TtsEvent
 }>({
-deepLinkConnect: "deep-link-connect"
+avatarWindowClosed: "avatar-window-closed",
+deepLinkConnect: "deep-link-connect",
+pushToTalk: "push-to-talk",
+ttsEvent: "tts-event"
 })
 
 /** user-defined constants **/
@@ -258,37 +373,172 @@ deepLinkConnect: "deep-link-connect"
 /** user-defined types **/
 
 export type AppError = { code: string; message: string }
-export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean }
+export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean; 
+/**
+ * A `hermes://connect` link that arrived before the UI listened (handed over once).
+ */
+pendingLink?: DeepLinkConnect | null }
 export type Attachment = { mediaId: string; kind: string; mime?: string | null; filename: string; path: string; size: number; caption?: string | null }
+/**
+ * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
+ */
+export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
+/**
+ * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
+ */
+export type AvatarWindowClosed = { label: string }
 export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null }
 /**
  * Sent to the UI when a `hermes://connect?url=…` link opens the app: prefill a new profile (never a token).
  */
 export type DeepLinkConnect = { url: string; name?: string | null }
-export type Dialect = "adapter" | "v3"
+/**
+ * Which protocol a profile's server speaks.
+ */
+export type Dialect = 
+/**
+ * The mobile adapter: one server-side session `mobile:<device id>`.
+ */
+"adapter" | 
+/**
+ * Hermes v3: many sessions, one per conversation.
+ */
+"v3"
 export type Direction = "up" | "down"
 /**
- * What the UI asks an engine to do (`hermes_protocol::Command`).
+ * What the user asks the engine to do: the `--jsonl` stdin contract (README).
  */
-export type EngineCommand = { cmd: "text"; text: string; reply_to?: string | null; id?: string | null; session?: string | null } | { cmd: "file"; path: string; caption?: string | null; id?: string | null; session?: string | null } | { cmd: "audio"; path: string; text?: string | null; id?: string | null; session?: string | null } | { cmd: "prompt"; prompt_id: string; option_id?: string | null; text?: string | null } | { cmd: "cancel"; id: string } | { cmd: "reconnect" } | { cmd: "quit" }
+export type EngineCommand = { cmd: "text"; text: string; reply_to?: string | null; id?: string | null; session?: string | null } | { cmd: "file"; path: string; caption?: string | null; id?: string | null; session?: string | null } | { cmd: "audio"; path: string; text?: string | null; id?: string | null; session?: string | null } | { cmd: "prompt"; prompt_id: string; option_id?: string | null; text?: string | null } | 
 /**
- * Everything an engine tells the UI (`hermes_protocol::Event`).
+ * Cancel an upload or download in progress.
  */
-export type EngineEvent = { event: "connecting"; attempt: number } | { event: "ready"; session: string; avatar_url?: string | null; capabilities: Partial<{ [key in string]: JsonValue }> } | { event: "message"; id: string; text: string; final: boolean; reply_to?: string | null; session?: string | null } | { event: "typing"; on: boolean } | { event: "avatar"; state: string } | { event: "prompt"; id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeout_seconds?: number | null } | { event: "prompt_done"; prompt_id: string; option_id?: string | null; expired: boolean } | { event: "media"; id: string; kind: string; mime?: string | null; filename: string; caption?: string | null; path: string; size: number; session?: string | null } | { event: "progress"; id: string; direction: Direction; done: number; total: number } | { event: "error"; code: string; text: string; id?: string | null } | { event: "sent"; id: string } | { event: "delivered"; id: string } | { event: "disconnected"; reason: string; retry_in_ms?: number | null } | { event: "access_denied"; reason: string } | { event: "rejected"; cmd: string; reason: string; id?: string | null }
+{ cmd: "cancel"; id: string } | 
+/**
+ * Reconnect now (network back, machine woke, user asked).
+ */
+{ cmd: "reconnect" } | { cmd: "quit" }
+/**
+ * Everything the engine tells its user.
+ */
+export type EngineEvent = 
+/**
+ * A connection attempt starts (1 = first).
+ */
+{ event: "connecting"; attempt: number } | 
+/**
+ * A-3. For v3 (no `ready` on the wire) emitted once the gateway accepted the upgrade.
+ */
+{ event: "ready"; session: string; avatar_url?: string | null; capabilities: Partial<{ [key in string]: JsonValue }> } | 
+/**
+ * A reply as a whole so far (A-9, A-10, A-21; G-5, G-6): `text` is the complete text, `final` ends it.
+ */
+{ event: "message"; id: string; text: string; final: boolean; reply_to?: string | null; session?: string | null } | 
+/**
+ * A-11.
+ */
+{ event: "typing"; on: boolean } | 
+/**
+ * A-11: `idle`, `thinking`, `speaking` (others passed through).
+ */
+{ event: "avatar"; state: string } | 
+/**
+ * A card (A-12..A-17).
+ */
+{ event: "prompt"; id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeout_seconds?: number | null } | 
+/**
+ * A-15, A-16.
+ */
+{ event: "prompt_done"; prompt_id: string; option_id?: string | null; expired: boolean } | 
+/**
+ * A received file, saved at `path` (A-20, G-9).
+ */
+{ event: "media"; id: string; kind: string; mime?: string | null; filename: string; caption?: string | null; path: string; size: number; session?: string | null } | 
+/**
+ * Upload (`up`) or download (`down`) progress of a file.
+ */
+{ event: "progress"; id: string; direction: Direction; done: number; total: number } | 
+/**
+ * An error from the agent (§10, G-7) or a local failure worth showing. `id` = the message it belongs to.
+ */
+{ event: "error"; code: string; text: string; id?: string | null } | 
+/**
+ * A message of ours was written to the socket.
+ */
+{ event: "sent"; id: string } | 
+/**
+ * A-6: the server's WebSocket layer read it (Pong after the write).
+ */
+{ event: "delivered"; id: string } | 
+/**
+ * The connection dropped; the next attempt is in `retry_in_ms` (absent: no retry scheduled).
+ */
+{ event: "disconnected"; reason: string; retry_in_ms?: number | null } | 
+/**
+ * A-4 / G-3: no retry until settings change.
+ */
+{ event: "access_denied"; reason: string } | 
+/**
+ * A command refused locally; nothing was sent.
+ */
+{ event: "rejected"; cmd: string; reason: string; id?: string | null }
 export type ExportFormat = "markdown" | "json"
-export type FileInfo = { path: string; name: string; size: number; mime?: string | null }
+export type FileInfo = { path: string; name: string; size: number; mime?: string | null; 
+/**
+ * Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
+ */
+durationMs?: number | null }
 export type HistoryPage = { messages: StoredMessage[]; hasMore: boolean }
 export type JsonValue = null | boolean | number | string | JsonValue[] | Partial<{ [key in string]: JsonValue }>
 export type KeychainInfo = { available: boolean; detail?: string | null }
-export type MessageDirection = "in" | "out"
-export type MessageErrorInfo = { code: string; text: string }
+/**
+ * Who wrote a message.
+ */
+export type MessageDirection = 
+/**
+ * Sent by the user.
+ */
+"out" | 
+/**
+ * Received from the agent.
+ */
+"in"
+/**
+ * An error attached to a message (e.g. the agent failed).
+ */
+export type MessageError = { code: string; text: string }
 export type MessageState = "queued" | "sent" | "delivered" | "failed" | "received"
-export type Profile = { id: string; name: string; url: string; dialect: Dialect; deviceId: string; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null; hasToken: boolean }
+export type Profile = { id: string; name: string; url: string; dialect: Dialect; deviceId: string; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null; hasToken: boolean; 
+/**
+ * The token is kept in memory for this run only (no keychain, or the user asked so).
+ */
+tokenSessionOnly: boolean }
 export type ProfileInput = { name: string; url: string; dialect: Dialect; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null }
-export type PromptOption = { id: string; label?: string; style?: string | null }
+/**
+ * One button of a card (A-12).
+ */
+export type PromptOption = { id: string; label?: string; 
+/**
+ * `primary`, `danger` or empty: a hint only.
+ */
+style?: string | null }
+/**
+ * The push-to-talk shortcut was pressed or released (also while the window is in the background).
+ */
+export type PushToTalk = { pressed: boolean }
 export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; createdAt: string }
 export type SendResult = { id?: string | null }
-export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageErrorInfo | null; createdAt: string; attachments: Attachment[] }
+export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; createdAt: string; attachments: Attachment[] }
+/**
+ * Read-aloud started / ended / was stopped (drives the avatar's `speaking` state).
+ */
+export type TtsEvent = { state: TtsState; detail: string | null }
+export type TtsState = "started" | "ended" | "stopped" | "error"
+export type TtsStatus = { available: boolean; 
+/**
+ * Why not (for the settings page).
+ */
+detail: string | null; voices: TtsVoice[] }
+export type TtsVoice = { id: string; name: string; language: string }
 /**
  * The result of an update check, as the UI shows it.
  */
@@ -309,6 +559,85 @@ export type UpdateCheck =
  * The check itself failed (offline, endpoint down, bad manifest); the message is for the user.
  */
 { status: "failed"; current: string; message: string }
+/**
+ * A finished clip: a 16 kHz mono PCM16 WAV (A-23) of at most 8 MiB (A-24), ready for an `audio` command.
+ */
+export type VoiceClip = { path: string; secs: number; size: number }
+export type VoiceDevice = { name: string; id: string; isDefault: boolean }
+export type VoiceDevices = { 
+/**
+ * `PulseAudio` or `ALSA` on Linux.
+ */
+host: string; devices: VoiceDevice[]; 
+/**
+ * The remembered choice (`null`: the system default).
+ */
+selected: string | null; 
+/**
+ * The remembered device is not connected now.
+ */
+selectedMissing: boolean; 
+/**
+ * Listing failed (no audio system): a message for the user.
+ */
+error: string | null }
+/**
+ * What a running recording tells the UI (over the Channel given to `voice_start`).
+ */
+export type VoiceEvent = 
+/**
+ * Microphone level 0..1, ~30 per second (the ring around the mic button, the avatar's `setVolume`).
+ */
+{ kind: "level"; level: number } | 
+/**
+ * Hands-free: speech began.
+ */
+{ kind: "speech_start" } | 
+/**
+ * Hands-free: the user talks over read-aloud — it was stopped (stop agent voice notes too).
+ */
+{ kind: "barge_in" } | 
+/**
+ * Hands-free: one utterance, ready to send.
+ */
+{ kind: "utterance"; clips: VoiceClip[] } | 
+/**
+ * The microphone failed (unplugged…): recording has ended.
+ */
+{ kind: "error"; code: string; message: string }
+export type VoiceMode = 
+/**
+ * Record while held; `voice_stop` returns the clip.
+ */
+"push_to_talk" | 
+/**
+ * Listen continuously; every utterance arrives as [`VoiceEvent::Utterance`].
+ */
+"hands_free"
+/**
+ * Voice settings, remembered per machine (a JSON file in the data folder).
+ */
+export type VoiceSettings = { 
+/**
+ * The chosen microphone (name as listed); `null` follows the system default.
+ */
+device: string | null; 
+/**
+ * The push-to-talk global shortcut (e.g. `CommandOrControl+Shift+Space`); `null` disables it.
+ */
+shortcut: string | null; 
+/**
+ * Hands-free: the silence that ends an utterance (ms).
+ */
+endSilenceMs: number; 
+/**
+ * Read-aloud voice (id, name or language tag); `null` for the system default.
+ */
+ttsVoice: string | null; 
+/**
+ * Read-aloud rate (1.0 = normal).
+ */
+ttsRate: number }
 
 /** tauri-specta globals **/
 

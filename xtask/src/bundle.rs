@@ -143,9 +143,26 @@ fn check_depends(deb: &Path, bin: &Path) -> R {
     ];
     // Libraries that arrive with glibc or with the GTK/WebKitGTK packages the bundler always declares.
     let implied = [
-        "libc.so", "libm.so", "libgcc_s.so", "libpthread.so", "libdl.so", "librt.so", "ld-linux", "libgtk-3.so",
-        "libgdk-3.so", "libglib-2.0.so", "libgobject-2.0.so", "libgio-2.0.so", "libgmodule-2.0.so", "libcairo",
-        "libgdk_pixbuf-2.0.so", "libpango", "libharfbuzz", "libatk", "libjavascriptcoregtk-4.1.so", "libsoup-3.0.so",
+        "libc.so",
+        "libm.so",
+        "libgcc_s.so",
+        "libpthread.so",
+        "libdl.so",
+        "librt.so",
+        "ld-linux",
+        "libgtk-3.so",
+        "libgdk-3.so",
+        "libglib-2.0.so",
+        "libgobject-2.0.so",
+        "libgio-2.0.so",
+        "libgmodule-2.0.so",
+        "libcairo",
+        "libgdk_pixbuf-2.0.so",
+        "libpango",
+        "libharfbuzz",
+        "libatk",
+        "libjavascriptcoregtk-4.1.so",
+        "libsoup-3.0.so",
     ];
     for lib in &libs {
         match map.iter().find(|(soname, _)| soname == lib) {

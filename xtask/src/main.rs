@@ -282,7 +282,9 @@ XVFB=$!
 trap 'kill $XVFB 2>/dev/null || true' EXIT
 for i in $(seq 1 50); do xdpyinfo -display {display} >/dev/null 2>&1 && break; sleep 0.1; done
 export DISPLAY={display}
-export $(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=secrets)
+# (guarded: a bare `export` with no words would print the whole environment into the log)
+KEYRING_ENV=$(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=secrets)
+[ -n \"$KEYRING_ENV\" ] && export $KEYRING_ENV || echo 'xtask: gnome-keyring printed nothing (no keychain in this session)' >&2
 {inner}"
     );
     let mut c = Command::new("dbus-run-session");

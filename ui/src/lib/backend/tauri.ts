@@ -120,10 +120,14 @@ export class TauriBackend implements Backend {
     return done(commands.notify(title, body));
   }
   checkForUpdates() {
-    return call(commands.checkForUpdates());
+    return commands.checkForUpdates().catch((e: unknown) => {
+      throw toBackendError(e);
+    });
   }
   installUpdate() {
-    return call(commands.installUpdate());
+    return commands.installUpdate().catch((e: unknown) => {
+      throw toBackendError(e);
+    });
   }
 
   onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {

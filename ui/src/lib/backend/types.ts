@@ -17,6 +17,7 @@ export type {
   ExportFormat,
   FileInfo,
   HistoryPage,
+  UpdateCheck,
   JsonValue,
   KeychainInfo,
   MessageDirection,
@@ -44,11 +45,3 @@ export type FileDropEvent =
   | { type: 'over' }
   | { type: 'drop'; paths: string[] }
   | { type: 'leave' };
-
-/* ---------- Updates (src-tauri/src/updater.rs, serde tag "status") ---------- */
-
-export type UpdateCheck =
-  | { status: 'not_configured'; current: string }
-  | { status: 'up_to_date'; current: string }
-  | { status: 'available'; current: string; version: string; notes: string | null; date: string | null }
-  | { status: 'failed'; current: string; message: string };
