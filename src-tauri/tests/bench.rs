@@ -13,19 +13,8 @@ const TOKEN: &str = "bench-token-0a1b2c3d4e5f60718293a4b5c6d7e8f9";
 
 fn seeded(url: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
+    let p = wd::profile_with_token(dir.path(), "Bench agent", url, TOKEN, hermes_store::Dialect::Adapter, None);
     let store = hermes_store::Store::open_in(dir.path()).unwrap();
-    let p = store
-        .profile_create(&hermes_store::NewProfile {
-            name: "Bench agent".into(),
-            url: url.into(),
-            dialect: hermes_store::Dialect::Adapter,
-            v3_user_id: None,
-            allow_insecure_ws: false,
-            avatar_url: None,
-        })
-        .unwrap();
-    hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(TOKEN)).unwrap();
-    store.profile_set_has_token(&p.id, true).unwrap();
     let conv = store.conversation_for_adapter(&p.id).unwrap();
     let t0 = hermes_store::now_ms() - 2_000_000;
     store

@@ -79,15 +79,6 @@ impl Agent {
     }
 }
 
-fn screens() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let d = target.join("e2e-screens");
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// A data folder with one profile whose token is in the keychain.
 fn data_with_profile(name: &str, url: &str, token: &str) -> (tempfile::TempDir, String) {
     data_with(name, url, token, hermes_store::Dialect::Adapter)
@@ -95,20 +86,7 @@ fn data_with_profile(name: &str, url: &str, token: &str) -> (tempfile::TempDir, 
 
 fn data_with(name: &str, url: &str, token: &str, dialect: hermes_store::Dialect) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let store = hermes_store::Store::open_in(dir.path()).unwrap();
-    let p = store
-        .profile_create(&hermes_store::NewProfile {
-            name: name.into(),
-            url: url.into(),
-            dialect,
-            v3_user_id: None,
-            allow_insecure_ws: false,
-            avatar_url: None,
-        })
-        .unwrap();
-    hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(token))
-        .expect("keychain (run under cargo xtask e2e)");
-    store.profile_set_has_token(&p.id, true).unwrap();
+    let p = wd::profile_with_token(dir.path(), name, url, token, dialect, None);
     (dir, p.device_id)
 }
 
@@ -191,7 +169,7 @@ fn e2e_chat() {
     if !enabled() {
         return;
     }
-    let shots = screens();
+    let shots = wd::screens();
     let mut agent = Agent::start(None);
     let (data, device) = data_with_profile("Lab agent", &agent.url(), TOKEN);
     let driver = Driver::start(data.path());
@@ -421,7 +399,7 @@ fn e2e_access_denied() {
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     s.wait("access denied banner", 30, "return !!document.querySelector('.banner.danger')");
     body_has(&s, "No access to the agent", 5);
-    s.screenshot(&screens().join("09-access-denied.png"));
+    s.screenshot(&wd::screens().join("09-access-denied.png"));
     assert!(!app_log_text(data.path()).contains("not-the-right-token-0000000000"));
     drop(s);
     drop(driver);
@@ -441,7 +419,7 @@ fn e2e_first_run_demo() {
     s.wait("connected", 20, "return !document.querySelector('.banner')");
     type_and_send(&s, "hi demo");
     body_has(&s, "You said: hi demo", 20);
-    s.screenshot(&screens().join("00-first-run-demo.png"));
+    s.screenshot(&wd::screens().join("00-first-run-demo.png"));
 }
 
 /// A `hermes://connect` link that launches the app prefills a new profile (URL and name only): a token in the link,
@@ -471,7 +449,7 @@ fn e2e_deep_link_prefills_a_profile() {
     );
     assert!(values.contains(&hostile.to_string()), "the name is shown as typed text: {values:?}");
     assert!(values.iter().all(|v| !v.contains(secret)), "no secret in any field: {values:?}");
-    s.screenshot(&screens().join("10-deep-link.png"));
+    s.screenshot(&wd::screens().join("10-deep-link.png"));
     no_xss(&s);
     drop(s);
     drop(driver);
@@ -515,7 +493,7 @@ fn e2e_no_keychain_session_only_token() {
          set(document.getElementById('token-input'), arguments[1]);",
         json!([agent.url(), TOKEN]),
     );
-    s.screenshot(&screens().join("11-no-keychain.png"));
+    s.screenshot(&wd::screens().join("11-no-keychain.png"));
     s.exec("document.querySelector('.dialog form').requestSubmit()", json!([]));
     s.wait(
         "saved",
@@ -588,7 +566,7 @@ fn e2e_attach_upload_and_save_as() {
     body_has(&s, &format!("Got big-upload.bin ({} bytes)", bytes.len()), 90);
     let bar = s.exec("return window.__bar", json!([]));
     eprintln!("upload progress bar seen: {} (highest % + 1: {bar})", bar.as_f64().unwrap_or(0.0) > 0.0);
-    s.screenshot(&screens().join("12-upload-done.png"));
+    s.screenshot(&wd::screens().join("12-upload-done.png"));
 
     type_and_send(&s, "/media");
     s.wait("document received", 30, "return document.body.innerText.includes('report.txt')");
@@ -617,7 +595,7 @@ fn e2e_screens_themes_and_languages() {
     if !enabled() {
         return;
     }
-    let shots = screens();
+    let shots = wd::screens();
     let data = tempfile::tempdir().unwrap();
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);

@@ -16,7 +16,7 @@ mod wd;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,15 +34,6 @@ fn enabled() -> bool {
         eprintln!("skipped: set HERMES_E2E=1 (cargo xtask e2e) to run the end-to-end tests");
     }
     on
-}
-
-fn screens() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let d = target.join("e2e-screens");
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 struct Agent {
@@ -84,20 +75,7 @@ impl Drop for Agent {
 /// A data folder with one adapter profile (token in the keychain), optionally with an avatar URL override.
 fn data_with_profile(url: &str, avatar_url: Option<String>) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let store = hermes_store::Store::open_in(dir.path()).unwrap();
-    let p = store
-        .profile_create(&hermes_store::NewProfile {
-            name: "Voice agent".into(),
-            url: url.into(),
-            dialect: hermes_store::Dialect::Adapter,
-            v3_user_id: None,
-            allow_insecure_ws: false,
-            avatar_url,
-        })
-        .unwrap();
-    hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(TOKEN))
-        .expect("keychain (run under cargo xtask e2e)");
-    store.profile_set_has_token(&p.id, true).unwrap();
+    let p = wd::profile_with_token(dir.path(), "Voice agent", url, TOKEN, hermes_store::Dialect::Adapter, avatar_url);
     (dir, p.id)
 }
 
@@ -163,7 +141,7 @@ fn e2e_voice_avatar_contract() {
     );
     assert_eq!(ran, json!([null, null, scripts, 0]), "nothing in the text ran or became markup");
     assert!(s.alert_text().is_none());
-    s.screenshot(&screens().join("voice-01-avatar-speak.png"));
+    s.screenshot(&wd::screens().join("voice-01-avatar-speak.png"));
 
     // The avatar follows the agent: thinking while it works (avatar/typing frames), idle after the reply.
     s.exec(
@@ -191,7 +169,8 @@ fn e2e_voice_avatar_contract() {
     s.exec("document.querySelector('[data-testid=avatar-detach]').click()", json!([]));
     s.wait("detached", 10, "return !document.querySelector('#avatar-pane iframe')");
     std::thread::sleep(Duration::from_millis(1500));
-    let _ = Command::new("import").args(["-window", "root"]).arg(screens().join("voice-02-detached-x11.png")).status();
+    let _ =
+        Command::new("import").args(["-window", "root"]).arg(wd::screens().join("voice-02-detached-x11.png")).status();
     s.exec("document.querySelector('[data-testid=avatar-detach]').click()", json!([]));
     s.wait("attached", 10, &format!("{FRAME} return !!(root && w.hermesAvatar)"));
     drop(s);
@@ -353,8 +332,10 @@ fn e2e_voice_remote_avatar_has_no_ipc() {
     assert_eq!(sp["arg"], json!(EVIL), "the speak text arrives intact");
     assert_eq!(sp["xss"], Value::Null, "nothing in the text ran");
     std::thread::sleep(Duration::from_millis(800));
-    let _ =
-        Command::new("import").args(["-window", "root"]).arg(screens().join("voice-03-remote-avatar-x11.png")).status();
+    let _ = Command::new("import")
+        .args(["-window", "root"])
+        .arg(wd::screens().join("voice-03-remote-avatar-x11.png"))
+        .status();
     drop(s);
 }
 
@@ -422,7 +403,7 @@ fn e2e_voice_capture() {
     std::thread::sleep(Duration::from_millis(400));
     assert!(Command::new("paplay").args(["--device=vsink"]).arg(&speech).status().unwrap().success());
     let level = s.exec("return window.__hermesVoice.level", json!([]));
-    s.screenshot(&screens().join("voice-04-recording.png"));
+    s.screenshot(&wd::screens().join("voice-04-recording.png"));
     std::thread::sleep(Duration::from_millis(300));
     s.exec("window.__hermesVoice.release()", json!([]));
     let got = agent.wait_log(20, |l| l.iter().any(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })));
@@ -438,7 +419,7 @@ fn e2e_voice_capture() {
     assert_eq!(bytes, 44 + (dur * 16_000.0).round() as u64 * 2, "16 kHz mono PCM16 (A-23)");
     // The local echo: a voice note in the chat.
     s.wait("voice note", 10, "return !!document.querySelector('.row.out .voice')");
-    s.screenshot(&screens().join("voice-05-voice-note.png"));
+    s.screenshot(&wd::screens().join("voice-05-voice-note.png"));
     if let Some(k) = keep.as_mut() {
         let _ = k.kill();
         let _ = k.wait();
@@ -484,7 +465,7 @@ fn e2e_voice_hands_free() {
         });
         assert!(got.is_some(), "utterance {round} was not sent");
         if round == 1 {
-            s.screenshot(&screens().join("voice-06-hands-free.png"));
+            s.screenshot(&wd::screens().join("voice-06-hands-free.png"));
         }
         std::thread::sleep(Duration::from_millis(1500));
     }
@@ -546,7 +527,7 @@ fn e2e_voice_read_aloud() {
     s.wait("send enabled", 5, "return !document.querySelector('.composer button.send').disabled");
     s.exec("document.querySelector('.composer button.send').click()", json!([]));
     s.wait("speaking", 30, "return window.__hermesVoice.ttsSpeaking");
-    s.screenshot(&screens().join("voice-07-read-aloud.png"));
+    s.screenshot(&wd::screens().join("voice-07-read-aloud.png"));
     s.wait("speech ended", 60, "return !window.__hermesVoice.ttsSpeaking");
     s.wait(
         "idle after",

@@ -8,7 +8,7 @@
 
 mod wd;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -23,15 +23,6 @@ fn installed_binary() -> Option<PathBuf> {
         eprintln!("skipped: set HERMES_PACKAGE_BIN (cargo xtask test installs the .deb and sets it)");
     }
     bin
-}
-
-fn screens() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let d = target.join("e2e-screens");
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 fn body_has(s: &Session, what: &str, secs: u64) {
@@ -78,22 +69,9 @@ fn package_installed_app_opens_connects_and_has_no_update_endpoint() {
 
     // a data folder with one profile whose token is in the (throwaway) keychain
     let data = tempfile::tempdir().unwrap();
-    let store = hermes_store::Store::open_in(data.path()).unwrap();
-    let p = store
-        .profile_create(&hermes_store::NewProfile {
-            name: "Packaged".into(),
-            url: server.adapter_url(),
-            dialect: hermes_store::Dialect::Adapter,
-            v3_user_id: None,
-            allow_insecure_ws: false,
-            avatar_url: None,
-        })
-        .unwrap();
-    hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(TOKEN)).expect("keychain (run under cargo xtask)");
-    store.profile_set_has_token(&p.id, true).unwrap();
-    drop(store);
+    wd::profile_with_token(data.path(), "Packaged", &server.adapter_url(), TOKEN, hermes_store::Dialect::Adapter, None);
 
-    let shots = screens();
+    let shots = wd::screens();
     let driver = Driver::start(data.path());
     let s = driver.session(bin.to_str().unwrap(), &[]);
 

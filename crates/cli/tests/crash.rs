@@ -6,8 +6,9 @@
 //! - secrets: full runs in both dialects at the most verbose log level (texts, uploads, downloads, a crash) → the token
 //!   appears in no log line, no event, no file of the data folder (database, WAL, media, outbox).
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use hermes_devserver::faultproxy::FaultProxy;
@@ -15,7 +16,7 @@ use hermes_devserver::{Config as ServerConfig, LogItem};
 use hermes_store::Store;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader, Lines};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
 struct Cli {
     child: Child,
@@ -29,18 +30,7 @@ struct Cli {
 }
 
 fn cli(url: &str, device: &str, data: &Path, token: &str, extra: &[&str]) -> Cli {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hermes-chat"))
-        .args(["--url", url, "--device-id", device, "--jsonl", "--data-dir"])
-        .arg(data)
-        .args(extra)
-        .env("HERMES_TOKEN", token)
-        .env("HERMES_LOG", "trace")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("hermes-chat starts");
+    let mut child = common::spawn_cli(url, device, data, token, "trace", extra);
     let stdin = child.stdin.take().unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut err: ChildStderr = child.stderr.take().unwrap();

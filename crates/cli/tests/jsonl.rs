@@ -1,14 +1,15 @@
 //! End-to-end: the `hermes-chat --jsonl` binary against the reference agent on loopback. This is the public
 //! scripting contract of the README: one JSON command per stdin line, one JSON event per stdout line.
 
+mod common;
+
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use hermes_devserver::{Config as ServerConfig, LogItem};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout};
 
 struct Cli {
     child: Child,
@@ -18,18 +19,7 @@ struct Cli {
 }
 
 fn cli(url: &str, device: &str, data: &Path, token: &str, extra: &[&str]) -> Cli {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_hermes-chat"))
-        .args(["--url", url, "--device-id", device, "--jsonl", "--data-dir"])
-        .arg(data)
-        .args(extra)
-        .env("HERMES_TOKEN", token)
-        .env("HERMES_LOG", "debug")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("hermes-chat starts");
+    let mut child = common::spawn_cli(url, device, data, token, "debug", extra);
     let stdin = child.stdin.take().unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
     Cli { child, stdin, lines, seen: Vec::new() }

@@ -1,7 +1,7 @@
 //! A small WebDriver client over HTTP for WebKitWebDriver (no keep-alive pooling surprises: one agent per driver).
 #![allow(dead_code)] // shared by the e2e and bench test crates; each uses a part
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -200,4 +200,40 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = call(&self.base, "DELETE", &format!("/session/{}", self.id), None);
     }
+}
+
+/// Where the end-to-end tests save their screenshots: `$CARGO_TARGET_DIR/e2e-screens/`.
+pub fn screens() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let d = target.join("e2e-screens");
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// One profile in the data folder `dir`, its token in the keychain (the throwaway gnome-keyring that xtask unlocks).
+pub fn profile_with_token(
+    dir: &Path,
+    name: &str,
+    url: &str,
+    token: &str,
+    dialect: hermes_store::Dialect,
+    avatar_url: Option<String>,
+) -> hermes_store::Profile {
+    let store = hermes_store::Store::open_in(dir).unwrap();
+    let p = store
+        .profile_create(&hermes_store::NewProfile {
+            name: name.into(),
+            url: url.into(),
+            dialect,
+            v3_user_id: None,
+            allow_insecure_ws: false,
+            avatar_url,
+        })
+        .unwrap();
+    hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(token))
+        .expect("keychain (run under cargo xtask e2e / cargo xtask test)");
+    store.profile_set_has_token(&p.id, true).unwrap();
+    p
 }
