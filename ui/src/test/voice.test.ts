@@ -8,6 +8,7 @@ import { VoiceHub, type VoiceTarget } from '../lib/voice/voice.svelte';
 import type { VoiceClip } from '../lib/backend/voice';
 import MicButton from '../lib/components/MicButton.svelte';
 import { renderApp, ready, composer } from './helpers';
+import { speechText } from '../lib/markdown/speech';
 
 function renderMic(h: VoiceHub) {
   return render(MicButton, { props: { voice: h, profileId: 'p1' } });
@@ -195,7 +196,12 @@ describe('hands-free and the agent voice', () => {
     expect(h.avatar.sent.at(-1)).toEqual({ method: 'speak', json: '"Hello there."' });
     h.setReadAloud('p1', true);
     h.onReply('p1', EVIL);
-    expect(vb.called('ttsSpeak')[0].args).toEqual([EVIL]);
+    // hostile text is only ever spoken (as its words), never run
+    expect(vb.called('ttsSpeak')[0].args).toEqual([speechText(EVIL)]);
+    expect(speechText(EVIL)).toContain('alert(1)');
+    h.onReply('p1', 'It **works**: see [the docs](https://example.com/docs) and `cargo test`.');
+    expect(vb.called('ttsSpeak')[1].args).toEqual(['It works: see the docs and cargo test.']);
+    expect(h.avatar.sent.at(-1)).toEqual({ method: 'speak', json: '"It works: see the docs and cargo test."' });
     h.onTts('started');
     expect(h.sync('idle', false)).toBe('speaking');
     h.onTts('ended');

@@ -171,6 +171,7 @@ const en = {
   'voice.err.microphone_busy': 'The microphone could not be opened (busy or not allowed).',
   'voice.openSettings': 'Voice settings',
   'voice.readAloud': 'Read replies aloud',
+  'voice.codeBlock': 'code',
   'voice.stopSpeaking': 'Stop reading aloud',
   'settings.tab.voice': 'Voice',
   'settings.voice.mic': 'Microphone',

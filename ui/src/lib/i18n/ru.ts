@@ -172,6 +172,7 @@ const ru: Catalog = {
   'voice.err.microphone_busy': 'Не удалось открыть микрофон (занят или нет доступа).',
   'voice.openSettings': 'Настройки голоса',
   'voice.readAloud': 'Читать ответы вслух',
+  'voice.codeBlock': 'код',
   'voice.stopSpeaking': 'Остановить чтение',
   'settings.tab.voice': 'Голос',
   'settings.voice.mic': 'Микрофон',

@@ -172,6 +172,7 @@ const zh: Catalog = {
   'voice.err.microphone_busy': '无法打开麦克风（被占用或不允许）。',
   'voice.openSettings': '语音设置',
   'voice.readAloud': '朗读回复',
+  'voice.codeBlock': '代码',
   'voice.stopSpeaking': '停止朗读',
   'settings.tab.voice': '语音',
   'settings.voice.mic': '麦克风',

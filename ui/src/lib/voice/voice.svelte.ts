@@ -9,6 +9,8 @@ import { TauriVoiceBackend } from '../backend/voice';
 import { FakeVoiceBackend } from '../backend/voice-fake';
 import type { AppState } from '../state/app.svelte';
 import { AvatarDriver, deriveState, syllableEnvelope } from './avatar';
+import { speechText } from '../markdown/speech';
+import { t } from '../i18n/index.svelte';
 
 export type MicPhase = 'idle' | 'starting' | 'recording' | 'sending' | 'handsfree';
 
@@ -246,8 +248,10 @@ export class VoiceHub {
   }
 
   /** A final reply: the avatar shows it; read aloud when on for that profile. */
-  onReply(profileId: string, text: string): void {
-    if (!text.trim()) return;
+  onReply(profileId: string, markdown: string): void {
+    // The words, not the markdown: no `**`, backticks or link targets in the bubble or in the voice.
+    const text = speechText(markdown, t('voice.codeBlock'));
+    if (!text) return;
     this.avatar.speak(text);
     if (!this.readAloudOn(profileId)) return;
     this.vb.ttsSpeak(text).catch(() => {
