@@ -20,14 +20,37 @@ async function done(p: Promise<Result<null, AppError>>): Promise<void> {
   await call(p);
 }
 
+/** A command that cannot fail on the Rust side: only the IPC itself can throw. */
+function plain<T>(p: Promise<T>): Promise<T> {
+  return p.catch((e: unknown) => {
+    throw toBackendError(e);
+  });
+}
+
+/** Starts listening; the returned function stops it, also when called before the listener is in place. */
+function subscribe(start: () => Promise<() => void>): () => void {
+  let unlisten: (() => void) | null = null;
+  let cancelled = false;
+  start()
+    .then((u) => {
+      if (cancelled) u();
+      else unlisten = u;
+    })
+    .catch(() => {
+      /* not in a Tauri webview (tests): nothing to listen to */
+    });
+  return () => {
+    cancelled = true;
+    unlisten?.();
+  };
+}
+
 /** The production backend: Tauri commands (`invoke`) and an event `Channel` per connected profile. */
 export class TauriBackend implements Backend {
   private channels = new Map<string, Channel<EngineEvent>>();
 
   appInfo() {
-    return commands.appInfo().catch((e: unknown) => {
-      throw toBackendError(e);
-    });
+    return plain(commands.appInfo());
   }
   listProfiles() {
     return call(commands.listProfiles());
@@ -120,39 +143,19 @@ export class TauriBackend implements Backend {
     return done(commands.notify(title, body));
   }
   checkForUpdates() {
-    return commands.checkForUpdates().catch((e: unknown) => {
-      throw toBackendError(e);
-    });
+    return plain(commands.checkForUpdates());
   }
   installUpdate() {
-    return commands.installUpdate().catch((e: unknown) => {
-      throw toBackendError(e);
-    });
+    return plain(commands.installUpdate());
   }
 
   onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {
-    let unlisten: (() => void) | null = null;
-    let cancelled = false;
-    events.deepLinkConnect
-      .listen((e) => handler(e.payload))
-      .then((u) => {
-        if (cancelled) u();
-        else unlisten = u;
-      })
-      .catch(() => {
-        /* not in a Tauri webview */
-      });
-    return () => {
-      cancelled = true;
-      unlisten?.();
-    };
+    return subscribe(() => events.deepLinkConnect.listen((e) => handler(e.payload)));
   }
 
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void {
-    let unlisten: (() => void) | null = null;
-    let cancelled = false;
-    import('@tauri-apps/api/webview')
-      .then(({ getCurrentWebview }) =>
+    return subscribe(() =>
+      import('@tauri-apps/api/webview').then(({ getCurrentWebview }) =>
         getCurrentWebview().onDragDropEvent((e) => {
           const p = e.payload;
           if (p.type === 'enter') handler({ type: 'enter', paths: p.paths });
@@ -160,17 +163,7 @@ export class TauriBackend implements Backend {
           else if (p.type === 'drop') handler({ type: 'drop', paths: p.paths });
           else handler({ type: 'leave' });
         }),
-      )
-      .then((u) => {
-        if (cancelled) u();
-        else unlisten = u;
-      })
-      .catch(() => {
-        /* not in a Tauri webview (tests): no native drops */
-      });
-    return () => {
-      cancelled = true;
-      unlisten?.();
-    };
+      ),
+    );
   }
 }
