@@ -36,41 +36,7 @@ fn enabled() -> bool {
     on
 }
 
-struct Agent {
-    rt: tokio::runtime::Runtime,
-    server: Option<hermes_devserver::Running>,
-}
-
-impl Agent {
-    fn start() -> Agent {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        let cfg = hermes_devserver::Config {
-            bind: "127.0.0.1:0".parse().unwrap(),
-            token: TOKEN.into(),
-            ..hermes_devserver::Config::fast()
-        };
-        let server = rt.block_on(hermes_devserver::start(cfg)).unwrap();
-        Agent { rt, server: Some(server) }
-    }
-    fn s(&self) -> &hermes_devserver::Running {
-        self.server.as_ref().unwrap()
-    }
-    fn wait_log(
-        &self,
-        secs: u64,
-        pred: impl FnMut(&[hermes_devserver::LogEntry]) -> bool,
-    ) -> Option<Vec<hermes_devserver::LogEntry>> {
-        self.rt.block_on(self.s().wait_for_log(Duration::from_secs(secs), pred))
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        if let Some(s) = self.server.take() {
-            self.rt.block_on(s.shutdown());
-        }
-    }
-}
+use wd::LoopbackAgent as Agent;
 
 /// A data folder with one adapter profile (token in the keychain), optionally with an avatar URL override.
 fn data_with_profile(url: &str, avatar_url: Option<String>) -> (tempfile::TempDir, String) {
@@ -102,7 +68,7 @@ fn e2e_voice_avatar_contract() {
     if !enabled() {
         return;
     }
-    let agent = Agent::start();
+    let agent = Agent::start(TOKEN);
     let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
@@ -282,7 +248,7 @@ fn e2e_voice_remote_avatar_has_no_ipc() {
     if !enabled() {
         return;
     }
-    let agent = Agent::start();
+    let agent = Agent::start(TOKEN);
     // The profile's avatar URL override points at a page on another origin; the page knows the profile id so
     // that its attempt to send a message is a real one.
     let (url, reports, page) = serve();
@@ -391,7 +357,7 @@ fn e2e_voice_capture() {
         .spawn()
         .ok();
 
-    let agent = Agent::start();
+    let agent = Agent::start(TOKEN);
     let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
@@ -449,7 +415,7 @@ fn e2e_voice_hands_free() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .ok();
-    let agent = Agent::start();
+    let agent = Agent::start(TOKEN);
     let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
@@ -497,7 +463,7 @@ fn e2e_voice_read_aloud() {
     if !enabled() || !audio_ready() {
         return;
     }
-    let agent = Agent::start();
+    let agent = Agent::start(TOKEN);
     let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
@@ -580,7 +546,7 @@ fn bench_voice_keyup_to_frame() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .ok();
-    let agent = Agent::start();
+    let agent = Agent::start(TOKEN);
     let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);

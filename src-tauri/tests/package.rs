@@ -59,13 +59,8 @@ fn package_installed_app_opens_connects_and_has_no_update_endpoint() {
     );
 
     // the agent: a devserver on the loopback
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cfg = hermes_devserver::Config {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        token: TOKEN.into(),
-        ..hermes_devserver::Config::fast()
-    };
-    let server = rt.block_on(hermes_devserver::start(cfg)).unwrap();
+    let agent = wd::LoopbackAgent::start(TOKEN);
+    let server = agent.s();
 
     // a data folder with one profile whose token is in the (throwaway) keychain
     let data = tempfile::tempdir().unwrap();
@@ -123,5 +118,5 @@ fn package_installed_app_opens_connects_and_has_no_update_endpoint() {
 
     drop(s);
     drop(driver);
-    rt.block_on(server.shutdown());
+    drop(agent);
 }

@@ -237,3 +237,40 @@ pub fn profile_with_token(
     store.profile_set_has_token(&p.id, true).unwrap();
     p
 }
+
+/// The reference agent (devserver) on a free loopback port with `token`, in its own runtime; shut down when dropped.
+pub struct LoopbackAgent {
+    rt: tokio::runtime::Runtime,
+    server: Option<hermes_devserver::Running>,
+}
+
+impl LoopbackAgent {
+    pub fn start(token: &str) -> LoopbackAgent {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let cfg = hermes_devserver::Config {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            token: token.into(),
+            ..hermes_devserver::Config::fast()
+        };
+        let server = rt.block_on(hermes_devserver::start(cfg)).unwrap();
+        LoopbackAgent { rt, server: Some(server) }
+    }
+    pub fn s(&self) -> &hermes_devserver::Running {
+        self.server.as_ref().unwrap()
+    }
+    pub fn wait_log(
+        &self,
+        secs: u64,
+        pred: impl FnMut(&[hermes_devserver::LogEntry]) -> bool,
+    ) -> Option<Vec<hermes_devserver::LogEntry>> {
+        self.rt.block_on(self.s().wait_for_log(Duration::from_secs(secs), pred))
+    }
+}
+
+impl Drop for LoopbackAgent {
+    fn drop(&mut self) {
+        if let Some(s) = self.server.take() {
+            self.rt.block_on(s.shutdown());
+        }
+    }
+}
