@@ -645,6 +645,7 @@ fn e2e_screens_themes_and_languages() {
          document.querySelector('input[name=theme][value=light]').click();",
         json!([]),
     );
+    s.wait("back to English", 5, "return document.documentElement.lang === 'en'");
     s.exec("document.getElementById('tab-about').click()", json!([]));
     s.screenshot(&shots.join("26-settings-about.png"));
     close_settings();

@@ -74,7 +74,23 @@ impl Driver {
     /// As [`Driver::start`], with extra environment variables for the app (e.g. no Secret Service).
     pub fn start_env(data_dir: &Path, envs: &[(&str, &str)]) -> Driver {
         let port = free_port();
+        // Each app gets its own XDG folders under its data folder, so WebKit's storage (the UI's saved language and
+        // theme), caches and the window state of one test never leak into the next. The keyring is not among them:
+        // gnome-keyring-daemon was started once for the session with the session's folders. The language is pinned
+        // too: the tests read English labels, whatever locale the machine runs in.
+        let xdg = |name: &str| {
+            let d = data_dir.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        };
         let child = Command::new("WebKitWebDriver")
+            .env("XDG_DATA_HOME", xdg("xdg-data"))
+            .env("XDG_CACHE_HOME", xdg("xdg-cache"))
+            .env("XDG_CONFIG_HOME", xdg("xdg-config"))
+            .env("LANG", "C.UTF-8")
+            .env("LANGUAGE", "en")
+            .env_remove("LC_ALL")
+            .env_remove("LC_MESSAGES")
             .envs(envs.iter().copied())
             .arg(format!("--port={port}"))
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
