@@ -129,5 +129,47 @@ fn reply_edits(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decode_message, media, reply_edits);
+/// The sans-IO half of the engine's receive path (issue #4's throughput goal): a ready adapter session takes small
+/// final `message` frames, each with a new id as an agent sends them, and hands out one event each.
+fn session_receive(c: &mut Criterion) {
+    use hermes_protocol::adapter::Device;
+    use hermes_protocol::session::{Config, Session};
+    use hermes_protocol::{Dialect, Event, Io};
+    let t0 = Instant::now();
+    let cfg = Config {
+        dialect: Dialect::Adapter,
+        token: "t".into(),
+        device: Device { id: "bench".into(), name: None, platform: None },
+        user_id: "u".into(),
+        default_session: "s".into(),
+        seed: 1,
+    };
+    let mut s = Session::new(cfg, t0);
+    while s.poll_io(t0).is_some() {}
+    s.handle_connected(t0);
+    while s.poll_io(t0).is_some() {}
+    s.handle_text(r#"{"t":"ready","session":"mobile:b","capabilities":{}}"#, t0);
+    while s.poll_event().is_some() {}
+    while s.poll_io(t0).is_some() {}
+    assert!(s.is_ready());
+    let frames: Vec<String> = (0..4096)
+        .map(|i| format!(r#"{{"t":"message","id":"m{i}","text":"hello number {i}, a short reply","final":true}}"#))
+        .collect();
+    let mut g = c.benchmark_group("session");
+    g.throughput(Throughput::Elements(1));
+    let mut i = 0;
+    g.bench_function("receive_small_final_message", |b| {
+        b.iter(|| {
+            s.handle_text(black_box(&frames[i % frames.len()]), t0);
+            i += 1;
+            let ev = s.poll_event();
+            assert!(matches!(ev, Some(Event::Message { final_: true, .. })));
+            ev
+        })
+    });
+    let _: Option<Io> = s.poll_io(t0);
+    g.finish();
+}
+
+criterion_group!(benches, decode_message, media, reply_edits, session_receive);
 criterion_main!(benches);

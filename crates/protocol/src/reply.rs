@@ -3,7 +3,10 @@
 //! Memory is bounded: one reply holds at most [`MAX_REPLY_BYTES`] of text and at most [`MAX_CHUNKS`] chunks, and
 //! the assembler remembers at most [`MAX_TRACKED`] replies (the oldest finished ones are forgotten first).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use smallvec::SmallVec;
 
 use crate::adapter::DownMessage;
 
@@ -32,7 +35,8 @@ pub enum ReplyError {
 
 #[derive(Debug, Default)]
 struct Reply {
-    chunks: BTreeMap<u32, String>,
+    /// `(index, text)` sorted by index, each index once. Nearly every reply is one chunk: kept inline, no allocation.
+    chunks: SmallVec<[(u32, String); 1]>,
     bytes: usize,
     total: Option<u32>,
     final_seen: bool,
@@ -42,23 +46,41 @@ struct Reply {
 
 impl Reply {
     fn text(&self) -> String {
+        if let [(_, only)] = self.chunks.as_slice() {
+            return only.clone();
+        }
         let mut s = String::with_capacity(self.bytes);
-        for c in self.chunks.values() {
+        for (_, c) in &self.chunks {
             s.push_str(c);
         }
         s
     }
-    /// Final when `final` was seen and, if the total is known, every chunk is here (out-of-order safe).
+    /// The text of chunk `index` (empty when absent).
+    fn chunk_len(&self, index: u32) -> usize {
+        self.chunks.binary_search_by_key(&index, |c| c.0).map_or(0, |i| self.chunks[i].1.len())
+    }
+    fn put(&mut self, index: u32, text: String) {
+        match self.chunks.binary_search_by_key(&index, |c| c.0) {
+            Ok(i) => self.chunks[i].1 = text,
+            Err(i) => self.chunks.insert(i, (index, text)),
+        }
+    }
+    /// Final when `final` was seen and, if the total is known, every chunk is here (out-of-order safe). Each index
+    /// is kept once and every index is below the largest total seen (checked on the way in), so counting suffices.
     fn is_complete(&self) -> bool {
-        self.final_seen && self.total.is_none_or(|t| (0..t).all(|i| self.chunks.contains_key(&i)))
+        self.final_seen && self.total.is_none_or(|t| self.chunks.len() == t as usize)
     }
 }
 
 /// Adapter reply assembler.
+///
+/// The receive hot path (issue #4's throughput goal): one id allocation shared by the map and the age queue, a fast
+/// seeded hasher (foldhash, via hashbrown: the map holds at most [`MAX_TRACKED`] ids, so even a hostile agent's
+/// colliding ids cost a bounded scan), and single-chunk replies stored inline.
 #[derive(Debug, Default)]
 pub struct ReplyAssembler {
-    replies: HashMap<String, Reply>,
-    order: VecDeque<String>,
+    replies: hashbrown::HashMap<Arc<str>, Reply>,
+    order: VecDeque<Arc<str>>,
 }
 
 impl ReplyAssembler {
@@ -81,27 +103,25 @@ impl ReplyAssembler {
         if index >= MAX_CHUNKS {
             return Err(ReplyError::BadChunk { id: m.id, index, total: total.unwrap_or(0) });
         }
-        // A known reply is found without copying its id; a new one costs the two copies it keeps.
-        let r = if self.replies.contains_key(&m.id) {
-            self.replies.get_mut(&m.id)
-        } else {
+        if !self.replies.contains_key(m.id.as_str()) {
             self.evict();
-            self.order.push_back(m.id.clone());
-            Some(self.replies.entry(m.id.clone()).or_default())
-        };
-        let Some(r) = r else {
-            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES }); // unreachable: checked above
+            let id: Arc<str> = Arc::from(m.id.as_str());
+            self.order.push_back(id.clone());
+            self.replies.insert(id, Reply::default());
+        }
+        let Some(r) = self.replies.get_mut(m.id.as_str()) else {
+            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES }); // unreachable: inserted above
         };
         if r.truncated {
             return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES });
         }
-        let old = r.chunks.get(&index).map_or(0, String::len);
+        let old = r.chunk_len(index);
         if r.bytes - old + m.text.len() > MAX_REPLY_BYTES {
             r.truncated = true;
             return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES });
         }
         r.bytes = r.bytes - old + m.text.len();
-        r.chunks.insert(index, m.text);
+        r.put(index, m.text);
         if let Some(t) = total {
             r.total = Some(r.total.map_or(t, |old| old.max(t)));
         }
@@ -124,9 +144,9 @@ impl ReplyAssembler {
         while self.order.len() >= MAX_TRACKED {
             // forget the oldest finished reply; if none is finished, the oldest of all
             let pos =
-                self.order.iter().position(|id| self.replies.get(id).is_none_or(|r| r.is_complete())).unwrap_or(0);
+                self.order.iter().position(|id| self.replies.get(&**id).is_none_or(|r| r.is_complete())).unwrap_or(0);
             if let Some(id) = self.order.remove(pos) {
-                self.replies.remove(&id);
+                self.replies.remove(&*id);
             }
         }
     }
