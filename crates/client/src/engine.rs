@@ -306,7 +306,7 @@ impl Engine {
         tokio::pin!(sleep);
         let mut armed = far;
         loop {
-            self.pump(&mut ws, &mut connecting).await;
+            let more = self.pump(&mut ws, &mut connecting).await;
             if self.quit || self.events.is_closed() {
                 break;
             }
@@ -359,6 +359,8 @@ impl Engine {
                     armed = far; // fired: re-armed from the session next turn
                     self.session.handle_timeout(now());
                 }
+                // the pump stopped between two parts of an upload: nothing else is waiting, so go on with it
+                _ = std::future::ready(()), if more => {}
             }
         }
         self.pump(&mut ws, &mut connecting).await;
@@ -371,13 +373,26 @@ impl Engine {
         debug!("engine stopped");
     }
 
-    /// Carry out everything the session wants done, and deliver its events.
-    async fn pump(&mut self, ws: &mut Option<Ws>, connecting: &mut Option<Connecting>) {
+    /// Carry out everything the session wants done, and deliver its events. Returns `true` when it stopped after one
+    /// part of an upload with more to write: the caller looks at commands (a cancel) and the socket (the agent may
+    /// talk meanwhile) and calls again. What the session said with an io (the part's progress, `sent`) is delivered
+    /// as soon as that io is done, so a progress bar moves as the file goes out, not all at once at the end.
+    async fn pump(&mut self, ws: &mut Option<Ws>, connecting: &mut Option<Connecting>) -> bool {
         loop {
             let mut progressed = false;
             while let Some(io) = self.session.poll_io(now()) {
                 progressed = true;
+                let part = matches!(io, Io::SendFile { .. });
                 self.do_io(io, ws, connecting).await;
+                if part {
+                    while let Some(ev) = self.session.poll_event() {
+                        self.emit(ev).await;
+                    }
+                    self.flush_events().await;
+                    if ws.is_some() && self.session.uploading() {
+                        return true;
+                    }
+                }
             }
             self.start_upload();
             while let Some(ev) = self.session.poll_event() {
@@ -389,6 +404,7 @@ impl Engine {
             }
         }
         self.flush_events().await;
+        false
     }
 
     /// Hand the collected events to the consumer in one batch.

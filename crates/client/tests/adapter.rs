@@ -2,6 +2,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use common::*;
 use hermes_devserver::{Config as ServerConfig, LogItem};
 use hermes_protocol::{Command, Dialect, Event};
@@ -256,6 +258,49 @@ async fn a18_a19_files_up_single_and_in_parts_and_over_limit_refused_before_send
         (media[1].0.as_str(), media[1].2, media[1].3.as_str(), media[1].4),
         (b.as_str(), big_bytes.len() as u64, sha.as_str(), 3)
     );
+}
+
+/// A-18 upload progress and cancel: each part's progress comes as that part has gone out (not all at once at the
+/// end), and a cancel sent meanwhile is acted on between two parts: the rest is never written, the agent never
+/// gets the file, and no `sent`/`delivered` follows.
+#[tokio::test]
+async fn a18_upload_progress_moves_part_by_part_and_cancel_stops_between_parts() {
+    let srv = hermes_devserver::start(ServerConfig {
+        max_media_bytes: 16 * 1024 * 1024,
+        upload_delay: Duration::from_millis(400),
+        ..ServerConfig::fast()
+    })
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = start(config(&srv.adapter_url(), Dialect::Adapter, srv.token(), "desktop-t9c", dir.path()));
+    c.ready().await;
+    let big = dir.path().join("slow.bin");
+    std::fs::write(&big, vec![7u8; 12 * 1024 * 1024]).unwrap(); // 4 parts of 3 MiB
+    let id = c
+        .handle
+        .command(Command::File { path: big.to_string_lossy().into(), caption: None, id: None, session: None })
+        .await
+        .unwrap()
+        .unwrap();
+    let first = c.wait(10, |e| matches!(e, Event::Progress { id: p, .. } if *p == id)).await;
+    let Event::Progress { done, total, .. } = first else { unreachable!() };
+    assert!(done < total, "the first part's progress comes before the upload is over: {done}/{total}");
+    assert!(!c.seen.iter().any(|e| matches!(e, Event::Sent { id: s } if *s == id)));
+    assert_eq!(c.handle.command(Command::Cancel { id: id.clone() }).await.unwrap(), Some(id.clone()));
+    c.wait(5, |e| matches!(e, Event::Error { code, id: Some(i), .. } if code == "cancelled" && *i == id)).await;
+    let parts_seen = c.seen.iter().filter(|e| matches!(e, Event::Progress { id: p, .. } if *p == id)).count();
+    let after = c.drain(3000).await;
+    assert!(
+        !after.iter().any(|e| matches!(e, Event::Progress { id: p, .. } | Event::Sent { id: p } | Event::Delivered { id: p } if *p == id)),
+        "nothing of the upload after the cancel: {after:?}"
+    );
+    assert!(parts_seen < 4, "the cancel came between parts, not after the last: {parts_seen} of 4");
+    let got_it = srv.log().iter().any(|e| e.id == id && matches!(e.item, LogItem::Media { .. }));
+    assert!(!got_it, "the agent never got the cancelled file");
+    // the connection is fine afterwards
+    c.text("still here?").await;
+    assert!(c.final_reply().await.contains("still here?"));
 }
 
 #[tokio::test]

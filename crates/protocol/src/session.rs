@@ -669,6 +669,11 @@ impl Session {
         }
     }
 
+    /// A multi-part upload has parts left to write.
+    pub fn uploading(&self) -> bool {
+        self.cursor.is_some()
+    }
+
     /// Cancel a queued item or an upload in progress. Returns whether something was cancelled.
     pub fn cancel(&mut self, id: &str) -> bool {
         if self.cursor.as_ref().is_some_and(|c| c.id == id) {
