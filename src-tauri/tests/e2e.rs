@@ -50,7 +50,7 @@ impl Agent {
             ..hermes_devserver::Config::fast()
         };
         if self.slow_uploads {
-            cfg.upload_delay = Duration::from_millis(300);
+            cfg.upload_delay = Duration::from_millis(1000);
             cfg.max_media_bytes = 64 * 1024 * 1024;
         }
         let s = self.rt.block_on(async {
@@ -522,10 +522,12 @@ fn e2e_no_keychain_session_only_token() {
 }
 
 /// Files through the app's own dialogs (answered through `HERMES_E2E_PICK_FILES` / `HERMES_E2E_SAVE_DIR`, as
-/// WebDriver cannot drive GTK's native dialogs): the attach button uploads a 20 MiB file to a slow agent
-/// (`Config::upload_delay`) and it arrives whole; "Save as…" on a received document writes an exact copy where the
-/// save dialog said. Whether an upload progress bar was seen is printed, not asserted: on the loopback the engine's
-/// writes complete into socket buffers, so the bar can finish before the page polls (see the report).
+/// WebDriver cannot drive GTK's native dialogs): the attach button uploads a 15 MiB file (5 parts) to a slow agent
+/// (`Config::upload_delay`, 1 s a part: WebKit under Xvfb on a busy machine can go 2 s without painting) and it
+/// arrives whole; "Save as…" on a received document writes an exact copy where the
+/// save dialog said. The progress bar moves while it goes (the engine reports each part as it is written), and a
+/// second upload of the same file is cancelled from its bar: "Transfer cancelled." in place, the agent never
+/// answers it.
 #[test]
 fn e2e_attach_upload_and_save_as() {
     if !enabled() {
@@ -536,7 +538,7 @@ fn e2e_attach_upload_and_save_as() {
     let files = tempfile::tempdir().unwrap();
     let big = files.path().join("big-upload.bin");
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let bytes: Vec<u8> = (0..20 * 1024 * 1024)
+    let bytes: Vec<u8> = (0..15 * 1024 * 1024)
         .map(|_| {
             x ^= x << 13;
             x ^= x >> 7;
@@ -564,9 +566,24 @@ fn e2e_attach_upload_and_save_as() {
     s.wait("file staged", 15, "return document.querySelector('.composer').innerText.includes('big-upload.bin')");
     s.exec("document.querySelector('.composer button.send').click()", json!([]));
     body_has(&s, &format!("Got big-upload.bin ({} bytes)", bytes.len()), 90);
-    let bar = s.exec("return window.__bar", json!([]));
-    eprintln!("upload progress bar seen: {} (highest % + 1: {bar})", bar.as_f64().unwrap_or(0.0) > 0.0);
+    let bar = s.exec("return window.__bar", json!([])).as_f64().unwrap_or(0.0);
+    eprintln!("upload progress bar: highest % + 1 = {bar}");
+    assert!(bar > 0.0, "an upload progress bar was shown while the file went out");
     s.screenshot(&wd::screens().join("12-upload-done.png"));
+
+    // the same file again, cancelled from its progress bar
+    s.exec("document.querySelector('.composer .attach').click()", json!([]));
+    s.wait("file staged again", 15, "return document.querySelector('.composer').innerText.includes('big-upload.bin')");
+    s.exec("document.querySelector('.composer button.send').click()", json!([]));
+    s.wait("bar", 15, "return !!document.querySelector('.bubble [role=progressbar]')");
+    s.screenshot(&wd::screens().join("12b-upload-progress.png"));
+    s.exec("document.querySelector('.bubble .progress button').click()", json!([]));
+    body_has(&s, "Transfer cancelled.", 10);
+    s.wait("bar gone", 10, "return !document.querySelector('.bubble [role=progressbar]')");
+    std::thread::sleep(Duration::from_secs(3));
+    let answers = s.exec("return [...document.querySelectorAll('.bubble')].filter((b) => b.innerText.includes('Got big-upload.bin')).length", json!([]));
+    assert_eq!(answers, json!(1), "the agent answered only the first upload");
+    s.screenshot(&wd::screens().join("12c-upload-cancelled.png"));
 
     type_and_send(&s, "/media");
     s.wait("document received", 30, "return document.body.innerText.includes('report.txt')");

@@ -92,9 +92,13 @@ pub struct Config {
     /// that still drops repeats, like an agent whose deduplication survives its restarts. `None`: a fresh log.
     pub log: Option<LogHandle>,
     /// Pause after each received upload piece (an adapter `media` frame, a chunk of a v3 HTTP upload body): a slow
-    /// agent, so that upload progress (and its cancel button) can be seen and tested. Zero by default.
+    /// agent, so that upload progress (and its cancel button) can be seen and tested. Zero by default. A slow agent's
+    /// sockets also get a small receive buffer, so that the kernel does not swallow most of an upload at once.
     pub upload_delay: Duration,
 }
+
+/// `SO_RCVBUF` of a slow agent's sockets ([`Config::upload_delay`]).
+const SLOW_RECV_BUFFER: u32 = 128 * 1024;
 
 /// The uplink log of a server, to hand to the next one ([`Config::log`], [`Running::log_handle`]).
 #[derive(Debug, Clone)]
@@ -260,7 +264,17 @@ pub struct Running {
 
 /// Start a server. Returns once it listens.
 pub async fn start(cfg: Config) -> anyhow::Result<Running> {
-    let listener = tokio::net::TcpListener::bind(cfg.bind).await?;
+    let listener = if cfg.upload_delay.is_zero() {
+        tokio::net::TcpListener::bind(cfg.bind).await?
+    } else {
+        // A slow agent has a small receive window too (inherited by accepted sockets): otherwise the kernel takes
+        // several MiB of an upload at once and the client's progress races far ahead of what the agent has read.
+        let sock = if cfg.bind.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+        sock.set_reuseaddr(true)?;
+        sock.set_recv_buffer_size(SLOW_RECV_BUFFER)?;
+        sock.bind(cfg.bind)?;
+        sock.listen(1024)?
+    };
     let addr = listener.local_addr()?;
     let (media_dir, tmp) = match &cfg.media_dir {
         Some(d) => {
