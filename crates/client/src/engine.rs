@@ -348,6 +348,11 @@ impl Engine {
                     // Take whatever else is already buffered before going round the select again (throughput): one
                     // clock reading and one batch of events for the burst.
                     for _ in 0..MAX_BATCH {
+                        // a frame that asked for io (a file to save) is carried out before later frames are read, so
+                        // their events cannot overtake its result
+                        if self.session.has_io() {
+                            break;
+                        }
                         let Some(s) = ws.as_mut() else { break };
                         match s.next().now_or_never() {
                             Some(m) => self.on_socket(m, &mut ws, t),
@@ -380,7 +385,13 @@ impl Engine {
     async fn pump(&mut self, ws: &mut Option<Ws>, connecting: &mut Option<Connecting>) -> bool {
         loop {
             let mut progressed = false;
-            while let Some(io) = self.session.poll_io(now()) {
+            loop {
+                // What the session said before this io comes before what the io makes happen: a message read just
+                // before a file stays above that file's `media` (which saving it emits).
+                while let Some(ev) = self.session.poll_event() {
+                    self.emit(ev).await;
+                }
+                let Some(io) = self.session.poll_io(now()) else { break };
                 progressed = true;
                 let part = matches!(io, Io::SendFile { .. });
                 self.do_io(io, ws, connecting).await;

@@ -303,6 +303,36 @@ async fn a18_upload_progress_moves_part_by_part_and_cancel_stops_between_parts()
     assert!(c.final_reply().await.contains("still here?"));
 }
 
+/// A-20 with A-11's order: a message, a file and another message read in one burst reach the user in that order
+/// (saving the file must not let the first message fall behind it, nor the second overtake it).
+#[tokio::test]
+async fn a20_a_received_file_keeps_its_place_between_messages() {
+    let srv = server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = start(config(&srv.adapter_url(), Dialect::Adapter, srv.token(), "desktop-t10o", dir.path()));
+    c.ready().await;
+    for round in 0..5 {
+        let burst = [
+            format!(r#"{{"t":"message","id":"before-{round}","text":"Here is the file:","final":true}}"#),
+            format!(
+                r#"{{"t":"media","id":"file-{round}","kind":"document","mime":"text/plain","filename":"n{round}.txt","part":0,"parts":1,"final":true,"data":"aGVsbG8="}}"#
+            ),
+            format!(r#"{{"t":"message","id":"after-{round}","text":"That was it.","final":true}}"#),
+        ];
+        for f in &burst {
+            srv.send_raw_to_device("desktop-t10o", f);
+        }
+        let mut order = Vec::new();
+        while order.len() < 3 {
+            match c.wait(5, |e| matches!(e, Event::Message { final_: true, .. } | Event::Media { .. })).await {
+                Event::Message { id, .. } | Event::Media { id, .. } => order.push(id),
+                _ => unreachable!(),
+            }
+        }
+        assert_eq!(order, [format!("before-{round}"), format!("file-{round}"), format!("after-{round}")]);
+    }
+}
+
 #[tokio::test]
 async fn a20_media_down_single_parts_and_url_saved_inside_the_media_folder() {
     let srv = server().await;

@@ -669,6 +669,11 @@ impl Session {
         }
     }
 
+    /// Io is queued (e.g. a received file to save).
+    pub fn has_io(&self) -> bool {
+        !self.io.is_empty()
+    }
+
     /// A multi-part upload has parts left to write.
     pub fn uploading(&self) -> bool {
         self.cursor.is_some()
