@@ -303,17 +303,21 @@ KEYRING_ENV=$(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=se
     r
 }
 
+/// A PulseAudio daemon with a null sink (`vsink`, its monitor the default source): the virtual microphone of the
+/// voice tests and the voice bench (inside [`headless`]'s session).
+const VIRTUAL_MIC: &str = "chmod 700 \"$XDG_RUNTIME_DIR\"
+pulseaudio -D --exit-idle-time=-1 --system=false -n --load=module-native-protocol-unix \\
+  --load='module-null-sink sink_name=vsink' --log-target=file:\"$XDG_RUNTIME_DIR/pulse.log\" \\
+  && pactl set-default-source vsink.monitor || echo 'xtask: no PulseAudio for the voice tests'
+trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true' EXIT";
+
 fn e2e(root: &Path, args: &[String]) -> R {
     let filter = args.first().map(String::as_str).unwrap_or("e2e_");
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // A PulseAudio daemon with a null sink (`vsink`, its monitor the default source) is the virtual microphone of
     // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
     let inner = format!(
-        "chmod 700 \"$XDG_RUNTIME_DIR\"
-pulseaudio -D --exit-idle-time=-1 --system=false -n --load=module-native-protocol-unix \\
-  --load='module-null-sink sink_name=vsink' --log-target=file:\"$XDG_RUNTIME_DIR/pulse.log\" \\
-  && pactl set-default-source vsink.monitor || echo 'xtask: no PulseAudio for the voice tests'
-trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true' EXIT
+        "{VIRTUAL_MIC}
 {cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_voice -- --test-threads=1 --nocapture {filter}"
     );
     let shots = target_dir(root).join("e2e-screens");
@@ -326,10 +330,14 @@ fn bench(root: &Path) -> R {
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // the app under measurement is optimised (profile `bench-app`: release without LTO), not a debug build
     ui_build(root)?;
+    // the desktop figures (launch, memory, streaming), then the voice figures (key-up → frame, CPU while recording)
+    // on the same optimised build, with the virtual microphone
     let inner = format!(
-        "{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture"
+        "{VIRTUAL_MIC}
+{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture
+{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test e2e_voice -- --test-threads=1 --nocapture bench_voice"
     );
-    headless(root, &inner, &[("HERMES_BENCH", "1")])
+    headless(root, &inner, &[("HERMES_BENCH", "1"), ("HERMES_E2E", "1")])
 }
 
 fn run(root: &Path, args: &[String]) -> R {
