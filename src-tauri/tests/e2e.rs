@@ -680,3 +680,143 @@ fn xss_payloads(s: &Session) -> Vec<String> {
 
 #[allow(dead_code)]
 fn unused(_: Value) {}
+
+/// A child process ended when the test ends (pass or fail).
+struct Reaped(std::process::Child);
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The connections on this test's D-Bus session of the processes the driver started (the app, its WebKit helpers).
+fn app_bus_names(driver: &Driver) -> Vec<String> {
+    let pids: Vec<u32> = wd::descendants(driver.pid());
+    let gdbus = |args: &[&str]| {
+        let o = std::process::Command::new("gdbus").arg("call").arg("--session").args(args).output().ok()?;
+        Some(String::from_utf8_lossy(&o.stdout).to_string())
+    };
+    let dbus = ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method"];
+    let names = gdbus(&[&dbus[..], &["org.freedesktop.DBus.ListNames"]].concat()).unwrap_or_default();
+    names
+        .split('\'')
+        .filter(|n| n.starts_with(":1."))
+        .filter_map(|n| {
+            let out = gdbus(&[&dbus[..], &["org.freedesktop.DBus.GetConnectionUnixProcessID", n]].concat())?;
+            let pid: u32 = out.trim().trim_start_matches("(uint32 ").split(',').next()?.parse().ok()?;
+            pids.contains(&pid).then(|| n.to_string())
+        })
+        .collect()
+}
+
+/// The tray menu as the desktop's tray host reads it (StatusNotifierItem + com.canonical.dbusmenu on the bus).
+fn tray_menu(bus_name: &str) -> String {
+    let o = std::process::Command::new("gdbus")
+        .args(["call", "--session", "--dest", bus_name, "--object-path"])
+        .arg("/org/ayatana/NotificationItem/tray_icon_tray_app_main_tray/Menu")
+        .args(["--timeout", "2", "--method", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .expect("gdbus");
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// Notifications and the tray, through the real desktop services of this test's D-Bus session: a notification
+/// daemon (Debian's `notification-daemon`) answers `Notify`, and `dbus-monitor` records every call. While the main
+/// window is unfocused (the detached avatar window is focused with xdotool), a reply and an approval card each raise a
+/// notification with the agent's name and generic text only — never the reply or the command; once the main window
+/// has the focus again, a reply raises none. The tray item is on the bus with its menu: "Hermes — connected",
+/// "Show Hermes", "Quit".
+#[test]
+fn e2e_notifications_and_tray() {
+    if !enabled() {
+        return;
+    }
+    let logs = tempfile::tempdir().unwrap();
+    let mon_log = logs.path().join("notify.log");
+    let _daemon = Reaped(
+        std::process::Command::new("/usr/lib/notification-daemon/notification-daemon")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("notification-daemon (apt install notification-daemon)"),
+    );
+    let _monitor = Reaped(
+        std::process::Command::new("dbus-monitor")
+            .arg("type='method_call',interface='org.freedesktop.Notifications',member='Notify'")
+            .stdout(std::fs::File::create(&mon_log).unwrap())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("dbus-monitor"),
+    );
+    let notifies = || std::fs::read_to_string(&mon_log).unwrap_or_default();
+    let count = || notifies().matches("member=Notify").count();
+
+    let agent = Agent::start(None);
+    let (data, _) = data_with_profile("Lab agent", &agent.url(), TOKEN);
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("connected", 30, "return !!document.getElementById('composer-input') && !document.querySelector('.banner')");
+
+    // the tray, as a tray host sees it
+    let t = Instant::now();
+    let mut menu = String::new();
+    while !menu.contains("Hermes — connected") && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(200));
+        menu = app_bus_names(&driver).iter().map(|b| tray_menu(b)).collect();
+    }
+    for label in ["Hermes — connected", "Show Hermes", "Quit"] {
+        assert!(menu.contains(label), "tray menu has {label:?}: {menu}");
+    }
+
+    // away from the main window: the detached avatar window gets the focus
+    s.exec("document.querySelector('[data-testid=avatar-detach]').click()", json!([]));
+    s.wait("detached", 10, "return !document.querySelector('#avatar-pane iframe')");
+    let focus = |name: &str| {
+        let t = Instant::now();
+        loop {
+            let ok = std::process::Command::new("xdotool")
+                .args(["search", "--name", name, "windowfocus", "--sync"])
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok || t.elapsed() > Duration::from_secs(10) {
+                return ok;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    assert!(focus("^Hermes avatar$"), "the avatar window can be focused");
+    s.wait("main window unfocused", 10, "return !document.hasFocus()");
+    let before = count();
+    type_and_send(&s, "secret plan 7781");
+    body_has(&s, "secret plan 7781", 15);
+    let t = Instant::now();
+    while count() < before + 1 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    type_and_send(&s, "/approve");
+    s.wait("card", 15, "return !!document.querySelector('article.card')");
+    let command = s.exec("return document.querySelector('article.card code, article.card pre').innerText", json!([]));
+    let t = Instant::now();
+    while !notifies().contains("The agent needs your approval") && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let log = notifies();
+    assert!(log.contains("string \"Lab agent\""), "titled with the agent's name: {log}");
+    assert!(log.contains("string \"New reply\""), "a reply while away: {log}");
+    assert!(log.contains("string \"The agent needs your approval\""), "a card while away: {log}");
+    assert!(!log.contains("7781"), "no reply text in a notification: {log}");
+    let command = command.as_str().unwrap_or_default().trim().to_string();
+    assert!(!command.is_empty() && !log.contains(&command), "no command in a notification: {log}");
+
+    // back in the main window: no more notifications
+    assert!(focus("^Hermes$"), "the main window can be focused");
+    s.wait("main window focused", 10, "return document.hasFocus()");
+    let n = count();
+    type_and_send(&s, "while you look");
+    body_has(&s, "while you look", 15);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(count(), n, "no notification while the window has the focus: {}", notifies());
+    eprintln!("notifications: {n} Notify calls while away, none while focused");
+}

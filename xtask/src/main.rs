@@ -57,6 +57,9 @@ const APT_APP_TEST: &[&str] = &[
     // Read-aloud at run time: speech-dispatcher with its espeak-ng output module.
     "speech-dispatcher",
     "speech-dispatcher-espeak-ng",
+    // the desktop's notification service, for the notification test (and `gdbus`, to read the tray from the bus)
+    "notification-daemon",
+    "libglib2.0-bin",
 ];
 
 fn all_apt() -> Vec<&'static str> {
