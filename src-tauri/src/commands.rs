@@ -567,11 +567,14 @@ pub fn write_temp_file(state: State<'_, AppState>, filename: String, base64: Str
     Ok(path.display().to_string())
 }
 
-/// Generic texts only: a notification never shows what the agent wrote or asks to run.
-pub fn notification_body(body: &str) -> &'static str {
-    const ALLOWED: [&str; 2] = ["New reply", "The agent needs your approval"];
-    ALLOWED.into_iter().find(|a| *a == body).unwrap_or("New reply")
+/// One line of at most [`NOTIFICATION_MAX_CHARS`] characters.
+pub fn notification_body(body: &str) -> String {
+    body.chars().filter(|c| !c.is_control()).take(NOTIFICATION_MAX_CHARS).collect()
 }
+
+/// A notification says what happened in a few words; the UI passes only its own (translated) generic texts, never
+/// the agent's words (tested end to end in e2e_notifications_and_tray).
+const NOTIFICATION_MAX_CHARS: usize = 120;
 
 #[tauri::command]
 #[specta::specta]
@@ -597,8 +600,9 @@ mod tests {
 
     #[test]
     fn notifications_are_generic() {
-        assert_eq!(notification_body("rm -rf / please approve"), "New reply");
-        assert_eq!(notification_body("The agent needs your approval"), "The agent needs your approval");
+        assert_eq!(notification_body("Новый ответ"), "Новый ответ");
+        assert_eq!(notification_body("a\nb\u{1b}[31mc"), "ab[31mc", "one line, no control characters");
+        assert_eq!(notification_body(&"x".repeat(500)).chars().count(), NOTIFICATION_MAX_CHARS);
     }
 
     #[test]

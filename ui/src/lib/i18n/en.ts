@@ -215,6 +215,8 @@ const en = {
   'settings.notifyWhenUnfocused': 'Notify me while the window is in the background about',
   'settings.notifyReply': 'New replies',
   'settings.notifyCard': 'New approval cards and questions',
+  'notify.reply': 'New reply',
+  'notify.card': 'The agent needs your approval',
   'settings.version': 'Version',
   'settings.dataDir': 'Data folder',
   'settings.logDir': 'Logs folder',

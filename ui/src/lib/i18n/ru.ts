@@ -216,6 +216,8 @@ const ru: Catalog = {
   'settings.notifyWhenUnfocused': 'Уведомлять, когда окно в фоне, о',
   'settings.notifyReply': 'новых ответах',
   'settings.notifyCard': 'новых карточках подтверждения и вопросах',
+  'notify.reply': 'Новый ответ',
+  'notify.card': 'Агенту нужно ваше подтверждение',
   'settings.version': 'Версия',
   'settings.dataDir': 'Папка данных',
   'settings.logDir': 'Папка журналов',

@@ -216,6 +216,8 @@ const zh: Catalog = {
   'settings.notifyWhenUnfocused': '窗口在后台时通知我：',
   'settings.notifyReply': '新回复',
   'settings.notifyCard': '新的批准卡片和问题',
+  'notify.reply': '新回复',
+  'notify.card': '智能体需要你的批准',
   'settings.version': '版本',
   'settings.dataDir': '数据文件夹',
   'settings.logDir': '日志文件夹',

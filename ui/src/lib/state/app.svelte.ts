@@ -2,7 +2,7 @@ import { getContext, setContext } from 'svelte';
 import type { Backend } from '../backend/backend';
 import { toBackendError } from '../backend/backend';
 import type { AppInfo, Profile, ProfileInput } from '../backend/types';
-import { setLocale, type Locale } from '../i18n/index.svelte';
+import { setLocale, t, type Locale } from '../i18n/index.svelte';
 import { ProfileSession } from './chat.svelte';
 
 export type Theme = 'system' | 'light' | 'dark';
@@ -133,7 +133,7 @@ export class AppState {
         const title = this.profiles.find((x) => x.id === p.id)?.name ?? 'Hermes';
         // Generic text only: a notification never shows what the agent wrote or asks to run.
         void text;
-        this.backend.notify(title, kind === 'card' ? 'The agent needs your approval' : 'New reply').catch(() => {});
+        this.backend.notify(title, t(kind === 'card' ? 'notify.card' : 'notify.reply')).catch(() => {});
       },
     });
   }
