@@ -553,11 +553,22 @@ fn bench_voice_keyup_to_frame() {
     connected(&s, &agent);
     let pid = app_pid(&driver).expect("the app's pid");
     let hz = 100.0; // USER_HZ
+    // Where the time went (thread names are cut at 15 characters by the kernel).
+    let per_thread = |th0: &std::collections::HashMap<u32, (String, u64)>, wall: f64| {
+        let mut per: Vec<(String, f64)> = thread_ticks(pid)
+            .into_iter()
+            .map(|(tid, (name, t))| (name, (t - th0.get(&tid).map_or(0, |x| x.1)) as f64 / hz / wall * 100.0))
+            .filter(|(_, p)| *p > 0.0)
+            .collect();
+        per.sort_by(|a, b| b.1.total_cmp(&a.1));
+        per.iter().take(6).map(|(n, p)| format!("{n} {p:.1} %")).collect::<Vec<_>>().join(", ")
+    };
     // Baseline: the connected app doing nothing for 10 s.
-    let (t0, c0) = (Instant::now(), cpu_ticks(pid));
+    let (t0, c0, th0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid));
     std::thread::sleep(Duration::from_secs(10));
     let idle = (cpu_ticks(pid) - c0) as f64 / 100.0 / t0.elapsed().as_secs_f64() * 100.0;
     eprintln!("app CPU idle (connected, no recording): {idle:.2} %");
+    eprintln!("  threads: {}", per_thread(&th0, t0.elapsed().as_secs_f64()));
     let mut lat = Vec::new();
     let mut cpu = Vec::new();
     for round in 0..3 {
@@ -568,17 +579,7 @@ fn bench_voice_keyup_to_frame() {
         std::thread::sleep(Duration::from_secs(10));
         let (busy, wall) = ((cpu_ticks(pid) - c0) as f64 / hz, t0.elapsed().as_secs_f64());
         cpu.push(busy / wall * 100.0);
-        // Where the time went (thread names are cut at 15 characters by the kernel).
-        let mut per: Vec<(String, f64)> = thread_ticks(pid)
-            .into_iter()
-            .map(|(tid, (name, t))| (name, (t - th0.get(&tid).map_or(0, |x| x.1)) as f64 / hz / wall * 100.0))
-            .filter(|(_, p)| *p > 0.0)
-            .collect();
-        per.sort_by(|a, b| b.1.total_cmp(&a.1));
-        eprintln!(
-            "  threads: {}",
-            per.iter().take(6).map(|(n, p)| format!("{n} {p:.1} %")).collect::<Vec<_>>().join(", ")
-        );
+        eprintln!("  threads: {}", per_thread(&th0, wall));
         let before = audio_frames(&agent).len();
         let t = Instant::now();
         // key-up: the same call the button's pointerup and the shortcut's release make
