@@ -142,7 +142,9 @@ fn bench_desktop() {
              const js = performance.getEntriesByType('resource').filter((e) => e.initiatorType === 'script' || e.name.endsWith('.js'));
              return { origin: performance.timeOrigin, history: at('hermes:history-painted'), connected: at('hermes:connected'),
                       dcl: nav ? nav.domContentLoadedEventEnd : null, fcp: fcp ? fcp.startTime : null,
-                      js: js.map((e) => [e.name.split('/').pop(), Math.round(e.duration)]) }",
+                      js: js.map((e) => [e.name.split('/').pop(), Math.round(e.duration)]),
+                      marks: performance.getEntriesByType('mark').filter((e) => e.name.startsWith('hermes:'))
+                        .map((e) => e.name.slice(7) + '=' + Math.round(e.startTime)).join(' ') }",
             json!([]),
         );
         let log = std::fs::read_dir(data.path().join("logs"))
@@ -172,6 +174,7 @@ fn bench_desktop() {
             m["fcp"],
             m["js"]
         );
+        eprintln!("BENCH launch page marks (ms after navigation start): {}", m["marks"].as_str().unwrap_or(""));
         launches.push(interactive.round() as i64);
         drop(s);
         drop(driver);

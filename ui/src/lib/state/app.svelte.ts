@@ -4,6 +4,7 @@ import { toBackendError } from '../backend/backend';
 import type { AppInfo, Profile, ProfileInput } from '../backend/types';
 import { setLocale, t, type Locale } from '../i18n/index.svelte';
 import { ProfileSession } from './chat.svelte';
+import { markOnce } from '../util/frame';
 
 export type Theme = 'system' | 'light' | 'dark';
 
@@ -95,8 +96,11 @@ export class AppState {
 
   async start(): Promise<void> {
     try {
+      markOnce('hermes:start');
       this.info = await this.backend.appInfo();
+      markOnce('hermes:app-info');
       await this.refreshProfiles();
+      markOnce('hermes:profiles');
       const first = this.profiles[0];
       if (first) await this.openProfile(first.id);
       // A hermes://connect link that launched the app came before the page could listen for it.

@@ -254,6 +254,7 @@ export class ProfileSession {
     }
     try {
       const page = await this.backend.history(conversationId, HISTORY_PAGE);
+      markOnce('hermes:history-loaded');
       const stored = page.messages.map(fromStored).sort((a, b) => a.createdAt - b.createdAt);
       const known = new Set(tl.items.map((i) => i.id));
       // Live items that arrived while loading stay after the stored ones.
@@ -294,6 +295,7 @@ export class ProfileSession {
   /* ---------- connection ---------- */
 
   async connect(): Promise<void> {
+    markOnce('hermes:connect-start');
     this.status = { kind: 'connecting', attempt: 1 };
     try {
       await this.backend.connect(this.profile.id, (ev) => this.handle(ev));
