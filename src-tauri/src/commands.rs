@@ -1,4 +1,8 @@
 //! The Tauri commands: thin adapters from IPC to the crates. Every command returns `AppResult` (`{code, message}`).
+//!
+//! A plain `fn` command runs on the main thread, where GTK and WebKit paint and every IPC reply is delivered: commands
+//! that read or write the store or files (a search, a 64 MiB pasted image decoded from base64, a media file probed
+//! for its duration) are therefore `#[tauri::command(async)]` and run on the async runtime's threads.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +24,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
     tauri::async_runtime::spawn_blocking(f).await.map_err(|e| AppError::internal(e.to_string()))
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn app_info(app: AppHandle, state: State<'_, AppState>) -> AppInfo {
     AppInfo {
@@ -42,7 +46,7 @@ fn profile_out(state: &AppState, p: hermes_store::Profile) -> Profile {
     Profile::from_store(p, s)
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn list_profiles(state: State<'_, AppState>) -> AppResult<Vec<Profile>> {
     let list = state.with_store(|s| s.profiles())?;
@@ -62,7 +66,7 @@ fn clean(s: Option<String>) -> Option<String> {
     s.map(|v| v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn create_profile(state: State<'_, AppState>, input: ProfileInput) -> AppResult<Profile> {
     check_input(&input)?;
@@ -79,7 +83,7 @@ pub fn create_profile(state: State<'_, AppState>, input: ProfileInput) -> AppRes
     Ok(profile_out(&state, p))
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn update_profile(state: State<'_, AppState>, id: String, input: ProfileInput) -> AppResult<Profile> {
     check_input(&input)?;
@@ -259,7 +263,7 @@ pub async fn send_command(
     }
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn list_conversations(state: State<'_, AppState>, profile_id: String) -> AppResult<Vec<Conversation>> {
     let list = state.with_store(|s| {
@@ -274,19 +278,19 @@ pub fn list_conversations(state: State<'_, AppState>, profile_id: String) -> App
     Ok(list.into_iter().map(Conversation::from).collect())
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn create_conversation(state: State<'_, AppState>, profile_id: String, title: String) -> AppResult<Conversation> {
     Ok(state.with_store(|s| s.conversation_create(&profile_id, title.trim()))?.into())
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn rename_conversation(state: State<'_, AppState>, id: String, title: String) -> AppResult<()> {
     state.with_store(|s| s.conversation_rename(&id, title.trim()))
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn delete_conversation(state: State<'_, AppState>, id: String) -> AppResult<()> {
     state.with_store(|s| s.conversation_delete(&id))
@@ -340,7 +344,7 @@ fn stored_message(state: &AppState, s: &hermes_store::Store, m: hermes_store::Me
     }
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn history(
     state: State<'_, AppState>,
@@ -367,7 +371,7 @@ pub fn history(
     Ok(HistoryPage { messages, has_more })
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn search(state: State<'_, AppState>, query: String, profile_id: Option<String>) -> AppResult<Vec<SearchHit>> {
     let opts = SearchOptions { profile_id, ..SearchOptions::default() };
@@ -504,7 +508,7 @@ pub async fn pick_files(app: AppHandle) -> AppResult<Vec<String>> {
 }
 
 /// The URL of a received file for `<img>`/`<audio>` (the asset protocol is scoped to the media folder only).
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn file_url(state: State<'_, AppState>, path: String) -> AppResult<String> {
     let p = std::fs::canonicalize(&path).map_err(|_| AppError::not_found("the file"))?;
@@ -533,7 +537,7 @@ pub async fn downscale_image(state: State<'_, AppState>, path: String, max_bytes
     blocking(move || crate::media::downscale(Path::new(&path), u64::from(max_bytes), &tmp)).await?
 }
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn file_info(path: String) -> AppResult<FileInfo> {
     let p = PathBuf::from(&path);
@@ -552,7 +556,7 @@ pub fn file_info(path: String) -> AppResult<FileInfo> {
 
 const MAX_TEMP_BYTES: usize = 64 * 1024 * 1024;
 
-#[tauri::command]
+#[tauri::command(async)]
 #[specta::specta]
 pub fn write_temp_file(state: State<'_, AppState>, filename: String, base64: String) -> AppResult<String> {
     if base64.len() > MAX_TEMP_BYTES * 4 / 3 + 4 {

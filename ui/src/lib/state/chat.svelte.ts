@@ -327,6 +327,7 @@ export class ProfileSession {
   handle(ev: EngineEvent): void {
     switch (ev.event) {
       case 'connecting':
+        markOnce('hermes:engine-connecting');
         this.status = { kind: 'connecting', attempt: ev.attempt };
         break;
       case 'ready':
