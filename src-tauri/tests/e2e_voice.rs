@@ -334,34 +334,57 @@ fn audio_frames(agent: &Agent) -> Vec<(u64, String, Option<f64>)> {
         .collect()
 }
 
+/// `text` spoken by espeak-ng into `speech.wav` in `dir`.
+fn espeak_wav(dir: &Path, text: &str) -> std::path::PathBuf {
+    let speech = dir.join("speech.wav");
+    assert!(Command::new("espeak-ng").arg("-w").arg(&speech).arg(text).status().unwrap().success());
+    speech
+}
+
+/// Keeps the virtual microphone's monitor source streaming with low latency while it lives (capture starts faster,
+/// see the linux notes).
+struct MonitorStream(Option<std::process::Child>);
+
+impl MonitorStream {
+    fn start() -> MonitorStream {
+        MonitorStream(
+            Command::new("parec")
+                .args(["--latency-msec=20", "-d", "vsink.monitor"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .ok(),
+        )
+    }
+}
+
+impl Drop for MonitorStream {
+    fn drop(&mut self) {
+        if let Some(k) = self.0.as_mut() {
+            let _ = k.kill();
+            let _ = k.wait();
+        }
+    }
+}
+
+/// The app on a fresh data folder with one profile for `agent`, connected.
+fn app_connected_to(agent: &Agent) -> (tempfile::TempDir, Driver, Session) {
+    let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    connected(&s, agent);
+    (data, driver, s)
+}
+
 #[test]
 fn e2e_voice_capture() {
     if !enabled() || !audio_ready() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let speech = tmp.path().join("speech.wav");
-    assert!(
-        Command::new("espeak-ng")
-            .args(["-w"])
-            .arg(&speech)
-            .arg("Hello Hermes. This sentence was spoken into a virtual microphone.")
-            .status()
-            .unwrap()
-            .success()
-    );
-    // Keep the monitor source streaming with low latency (capture starts faster, see the linux notes).
-    let mut keep = Command::new("parec")
-        .args(["--latency-msec=20", "-d", "vsink.monitor"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .ok();
-
+    let speech = espeak_wav(tmp.path(), "Hello Hermes. This sentence was spoken into a virtual microphone.");
+    let _monitor = MonitorStream::start();
     let agent = Agent::start(TOKEN);
-    let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    connected(&s, &agent);
+    let (_data, _driver, s) = app_connected_to(&agent);
 
     s.exec("window.__hermesVoice.press()", json!([]));
     s.wait("recording", 15, "return window.__hermesVoice.phase === 'recording'");
@@ -386,10 +409,6 @@ fn e2e_voice_capture() {
     // The local echo: a voice note in the chat.
     s.wait("voice note", 10, "return !!document.querySelector('.row.out .voice')");
     s.screenshot(&wd::screens().join("voice-05-voice-note.png"));
-    if let Some(k) = keep.as_mut() {
-        let _ = k.kill();
-        let _ = k.wait();
-    }
     drop(s);
 }
 
@@ -400,26 +419,10 @@ fn e2e_voice_hands_free() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let speech = tmp.path().join("speech.wav");
-    assert!(
-        Command::new("espeak-ng")
-            .arg("-w")
-            .arg(&speech)
-            .arg("Hello Hermes, what is the weather like today?")
-            .status()
-            .unwrap()
-            .success()
-    );
-    let mut keep = Command::new("parec")
-        .args(["--latency-msec=20", "-d", "vsink.monitor"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .ok();
+    let speech = espeak_wav(tmp.path(), "Hello Hermes, what is the weather like today?");
+    let _monitor = MonitorStream::start();
     let agent = Agent::start(TOKEN);
-    let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    connected(&s, &agent);
+    let (_data, _driver, s) = app_connected_to(&agent);
 
     s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Hands-free\"]').click()", json!([]));
     s.wait("hands-free", 15, "return window.__hermesVoice.phase === 'handsfree'");
@@ -449,10 +452,6 @@ fn e2e_voice_hands_free() {
         json!([]),
     );
     s.wait("off", 10, "return window.__hermesVoice.phase === 'idle'");
-    if let Some(k) = keep.as_mut() {
-        let _ = k.kill();
-        let _ = k.wait();
-    }
     drop(s);
 }
 
@@ -541,16 +540,9 @@ fn bench_voice_keyup_to_frame() {
         eprintln!("skipped: HERMES_BENCH=1 HERMES_E2E=1 run it");
         return;
     }
-    let mut keep = Command::new("parec")
-        .args(["--latency-msec=20", "-d", "vsink.monitor"])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .ok();
+    let _monitor = MonitorStream::start();
     let agent = Agent::start(TOKEN);
-    let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    connected(&s, &agent);
+    let (data, driver, s) = app_connected_to(&agent);
     let pid = app_pid(&driver).expect("the app's pid");
     let hz = 100.0; // USER_HZ
     // Where the time went (thread names are cut at 15 characters by the kernel).
@@ -622,9 +614,5 @@ fn bench_voice_keyup_to_frame() {
         eprintln!("the app (pid {pid}) outlived its WebDriver session: killing it");
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
         wd::wait_gone(env!("CARGO_BIN_EXE_hermes-desktop"));
-    }
-    if let Some(k) = keep.as_mut() {
-        let _ = k.kill();
-        let _ = k.wait();
     }
 }
