@@ -409,7 +409,6 @@ fn e2e_voice_capture() {
     // The local echo: a voice note in the chat.
     s.wait("voice note", 10, "return !!document.querySelector('.row.out .voice')");
     s.screenshot(&wd::screens().join("voice-05-voice-note.png"));
-    drop(s);
 }
 
 /// Hands-free (A-23, VAD): two sentences separated by silence → two `audio` frames, sent without any button.

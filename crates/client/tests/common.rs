@@ -31,28 +31,25 @@ pub fn start_with(cfg: EngineConfig, persist: Box<dyn Persist>) -> Client {
 
 impl Client {
     /// Wait (at most `secs`) for an event matching `pred`; every event seen is kept in `seen`.
-    pub async fn wait(&mut self, secs: u64, mut pred: impl FnMut(&Event) -> bool) -> Event {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
-        loop {
-            let ev = tokio::time::timeout_at(deadline, self.events.recv())
-                .await
-                .unwrap_or_else(|_| panic!("timed out; events so far: {:#?}", self.seen))
-                .expect("engine stopped");
-            self.seen.push(ev.clone());
-            if pred(&ev) {
-                return ev;
-            }
-        }
+    pub async fn wait(&mut self, secs: u64, pred: impl FnMut(&Event) -> bool) -> Event {
+        self.wait_keeping(secs, true, pred).await
     }
 
     /// Like [`Client::wait`], but events are not kept (for floods of big events).
-    pub async fn wait_forget(&mut self, secs: u64, mut pred: impl FnMut(&Event) -> bool) -> Event {
+    pub async fn wait_forget(&mut self, secs: u64, pred: impl FnMut(&Event) -> bool) -> Event {
+        self.wait_keeping(secs, false, pred).await
+    }
+
+    async fn wait_keeping(&mut self, secs: u64, keep: bool, mut pred: impl FnMut(&Event) -> bool) -> Event {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
         loop {
             let ev = tokio::time::timeout_at(deadline, self.events.recv())
                 .await
                 .unwrap_or_else(|_| panic!("timed out; events so far: {:#?}", self.seen))
                 .expect("engine stopped");
+            if keep {
+                self.seen.push(ev.clone());
+            }
             if pred(&ev) {
                 return ev;
             }
