@@ -395,14 +395,12 @@ impl Engine {
                 progressed = true;
                 let part = matches!(io, Io::SendFile { .. });
                 self.do_io(io, ws, connecting).await;
-                if part {
+                if part && ws.is_some() && self.session.uploading() {
                     while let Some(ev) = self.session.poll_event() {
                         self.emit(ev).await;
                     }
                     self.flush_events().await;
-                    if ws.is_some() && self.session.uploading() {
-                        return true;
-                    }
+                    return true;
                 }
             }
             self.start_upload();
