@@ -180,8 +180,9 @@ fn find_device_in(host: &cpal::Host, name: Option<&str>) -> Result<cpal::Device,
         .ok_or_else(|| CaptureError::DeviceNotFound(want.to_string()))
 }
 
+/// Control messages to the capture worker. Audio blocks travel on their own channel, which the worker drains every
+/// [`AUDIO_TICK`] instead of waking for each block (a sound server may deliver one every few milliseconds).
 enum Msg {
-    Audio(Vec<f32>),
     StreamError(cpal::Error),
     Stop,
     Cancel,
@@ -350,9 +351,14 @@ struct Worker {
     shared: Arc<Shared>,
 }
 
+/// How often the worker takes the audio delivered since its last turn. Control messages (stop, cancel, a device
+/// error) wake it at once.
+const AUDIO_TICK: Duration = Duration::from_millis(20);
+
 fn build_stream<T>(
     device: &cpal::Device,
     config: &cpal::StreamConfig,
+    audio: mpsc::Sender<Vec<f32>>,
     tx: mpsc::Sender<Msg>,
 ) -> Result<cpal::Stream, cpal::Error>
 where
@@ -361,7 +367,6 @@ where
 {
     let ch = usize::from(config.channels.max(1));
     let inv = 1.0 / ch as f32;
-    let etx = tx.clone();
     device.build_input_stream::<T, _, _>(
         *config,
         move |data: &[T], _: &cpal::InputCallbackInfo| {
@@ -370,10 +375,11 @@ where
             } else {
                 data.chunks_exact(ch).map(|f| f.iter().map(|&s| f32::from_sample(s)).sum::<f32>() * inv).collect()
             };
-            let _ = tx.send(Msg::Audio(mono));
+            // (a send wakes nobody: the worker never blocks on this channel)
+            let _ = audio.send(mono);
         },
         move |err: cpal::Error| {
-            let _ = etx.send(Msg::StreamError(err));
+            let _ = tx.send(Msg::StreamError(err));
         },
         None,
     )
@@ -382,6 +388,7 @@ where
 fn open_stream(
     device: &cpal::Device,
     host_id: cpal::HostId,
+    audio: &mpsc::Sender<Vec<f32>>,
     tx: &mpsc::Sender<Msg>,
 ) -> Result<(cpal::Stream, u32, u16), CaptureError> {
     let supported = device.default_input_config().map_err(|e| CaptureError::Open(e.to_string()))?;
@@ -398,17 +405,17 @@ fn open_stream(
     }
     #[cfg(not(target_os = "linux"))]
     let _ = (range, host_id);
-    let tx = tx.clone();
+    let (audio, tx) = (audio.clone(), tx.clone());
     let stream = match format {
-        SampleFormat::I8 => build_stream::<i8>(device, &config, tx),
-        SampleFormat::I16 => build_stream::<i16>(device, &config, tx),
-        SampleFormat::I24 => build_stream::<cpal::I24>(device, &config, tx),
-        SampleFormat::I32 => build_stream::<i32>(device, &config, tx),
-        SampleFormat::U8 => build_stream::<u8>(device, &config, tx),
-        SampleFormat::U16 => build_stream::<u16>(device, &config, tx),
-        SampleFormat::U32 => build_stream::<u32>(device, &config, tx),
-        SampleFormat::F32 => build_stream::<f32>(device, &config, tx),
-        SampleFormat::F64 => build_stream::<f64>(device, &config, tx),
+        SampleFormat::I8 => build_stream::<i8>(device, &config, audio, tx),
+        SampleFormat::I16 => build_stream::<i16>(device, &config, audio, tx),
+        SampleFormat::I24 => build_stream::<cpal::I24>(device, &config, audio, tx),
+        SampleFormat::I32 => build_stream::<i32>(device, &config, audio, tx),
+        SampleFormat::U8 => build_stream::<u8>(device, &config, audio, tx),
+        SampleFormat::U16 => build_stream::<u16>(device, &config, audio, tx),
+        SampleFormat::U32 => build_stream::<u32>(device, &config, audio, tx),
+        SampleFormat::F32 => build_stream::<f32>(device, &config, audio, tx),
+        SampleFormat::F64 => build_stream::<f64>(device, &config, audio, tx),
         other => return Err(CaptureError::Open(format!("unsupported sample format {other}"))),
     }
     .map_err(|e| CaptureError::Open(e.to_string()))?;
@@ -488,11 +495,12 @@ impl Worker {
         rx: mpsc::Receiver<Msg>,
         ready: mpsc::Sender<Result<String, CaptureError>>,
     ) -> Result<Vec<i16>, CaptureError> {
+        let (audio_tx, audio) = mpsc::channel::<Vec<f32>>();
         let opened = find_device(device).and_then(|(d, host_id)| {
             let name = d.description().map(|x| x.name().to_string()).unwrap_or_else(|_| "microphone".into());
-            open_stream(&d, host_id, &tx).map(|(s, rate, ch)| (s, rate, ch, name))
+            open_stream(&d, host_id, &audio_tx, &tx).map(|(s, rate, ch)| (s, rate, ch, name))
         });
-        drop(tx);
+        drop((tx, audio_tx));
         let (stream, rate, channels, name) = match opened {
             Ok(x) => x,
             Err(e) => {
@@ -513,32 +521,40 @@ impl Worker {
         let mut last_audio: Option<Instant> = None;
         let mut finished = false; // full or failed: no more capture
         loop {
-            let msg = match rx.recv_timeout(Duration::from_millis(200)) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => {
-                    if !finished && last_audio.is_some_and(|t| t.elapsed() > self.config.stall_timeout) {
-                        finished = true;
-                        self.fail(CaptureError::DeviceLost("no audio from the device".into()));
-                        release(stream.take(), Duration::ZERO);
-                    }
+            let msg = match rx.recv_timeout(AUDIO_TICK) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => Some(Msg::Cancel),
+            };
+            // The blocks delivered since the last turn come before whatever the message says.
+            let mut got = false;
+            for block in audio.try_iter() {
+                got = true;
+                if finished {
                     continue;
                 }
-                Err(RecvTimeoutError::Disconnected) => Msg::Cancel,
+                out_f.clear();
+                resampler.push(&block, &mut out_f).map_err(CaptureError::Internal)?;
+                self.take(&out_f, &mut pcm, &mut meter, max_samples);
+                if pcm.len() >= max_samples {
+                    release(stream.take(), Duration::from_millis(500));
+                    finished = true;
+                    self.shared.full.store(true, Ordering::Relaxed);
+                    self.emit(CaptureEvent::Full);
+                }
+            }
+            if got {
+                last_audio = Some(Instant::now());
+            }
+            let Some(msg) = msg else {
+                if !finished && last_audio.is_some_and(|t| t.elapsed() > self.config.stall_timeout) {
+                    finished = true;
+                    self.fail(CaptureError::DeviceLost("no audio from the device".into()));
+                    release(stream.take(), Duration::ZERO);
+                }
+                continue;
             };
             match msg {
-                Msg::Audio(block) if !finished => {
-                    last_audio = Some(Instant::now());
-                    out_f.clear();
-                    resampler.push(&block, &mut out_f).map_err(CaptureError::Internal)?;
-                    self.take(&out_f, &mut pcm, &mut meter, max_samples);
-                    if pcm.len() >= max_samples {
-                        release(stream.take(), Duration::from_millis(500));
-                        finished = true;
-                        self.shared.full.store(true, Ordering::Relaxed);
-                        self.emit(CaptureEvent::Full);
-                    }
-                }
-                Msg::Audio(_) => {}
                 Msg::StreamError(e) => {
                     use cpal::ErrorKind as K;
                     match e.kind() {
@@ -563,12 +579,10 @@ impl Worker {
                     release(stream.take(), Duration::from_millis(500));
                     if !finished {
                         // Blocks already delivered before the stream was closed.
-                        while let Ok(m) = rx.try_recv() {
-                            if let Msg::Audio(block) = m {
-                                out_f.clear();
-                                resampler.push(&block, &mut out_f).map_err(CaptureError::Internal)?;
-                                self.take(&out_f, &mut pcm, &mut meter, max_samples);
-                            }
+                        for block in audio.try_iter() {
+                            out_f.clear();
+                            resampler.push(&block, &mut out_f).map_err(CaptureError::Internal)?;
+                            self.take(&out_f, &mut pcm, &mut meter, max_samples);
                         }
                         out_f.clear();
                         resampler.finish(&mut out_f).map_err(CaptureError::Internal)?;
