@@ -77,14 +77,14 @@ fn main() -> ExitCode {
         Some("run") => run(&root, &args[1..]),
         Some("deps") => ensure_apt(&all_apt()),
         Some("e2e") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| e2e(&root, &args[1..])),
-        Some("bench") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| bench(&root)),
+        Some("bench") => ensure_apt(&all_apt()).and_then(|_| ui_build(&root)).and_then(|_| bench(&root, &args[1..])),
         Some("bindings") => bindings(&root),
         Some("soak") => soak(&root),
         Some("bundle") => bundle::bundle(&root, &args[1..]),
         Some("package-test") => bundle::package_test(&root, !args.iter().any(|a| a == "--no-ui-build")),
         _ => {
             eprintln!(
-                "usage: cargo xtask <test|run|e2e|bench|bindings|soak|bundle|package-test|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench               desktop app figures (launch, memory, streaming)\n  bindings            regenerate ui/src/bindings.ts\n  soak                long reliability runs (1,000-exchange fault soak, hostile agent)\n  bundle [--bundles deb,rpm]  the release app and its .deb/.rpm (target/release/bundle)\n  package-test        the release .deb installed (dpkg, as root), its program run under Xvfb, then purged"
+                "usage: cargo xtask <test|run|e2e|bench|bindings|soak|bundle|package-test|deps>\n  test [--quick]      every test of the repository\n  run [--data-dir D]  the desktop app (demo agent when no profile; throwaway data unless --data-dir)\n  e2e [filter]        the app's end-to-end tests (Xvfb, WebDriver, keychain)\n  bench [app|voice]   desktop app figures (launch, memory, streaming; voice: key-up → frame, CPU)\n  bindings            regenerate ui/src/bindings.ts\n  soak                long reliability runs (1,000-exchange fault soak, hostile agent)\n  bundle [--bundles deb,rpm]  the release app and its .deb/.rpm (target/release/bundle)\n  package-test        the release .deb installed (dpkg, as root), its program run under Xvfb, then purged"
             );
             Err("unknown task".into())
         }
@@ -307,11 +307,16 @@ KEYRING_ENV=$(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=se
 }
 
 /// A PulseAudio daemon with a null sink (`vsink`, its monitor the default source): the virtual microphone of the
-/// voice tests and the voice bench (inside [`headless`]'s session).
+/// voice tests and the voice bench (inside [`headless`]'s session). What the session plays (the app's speech,
+/// speech-dispatcher's stream) goes to a second null sink, `vspeaker`, as on a real machine where the microphone
+/// and the speakers are different devices: speech-dispatcher keeps a sub-millisecond-latency stream open on the
+/// default sink, which made the microphone's monitor deliver 2.5 ms blocks (400 a second) when both were `vsink`.
 const VIRTUAL_MIC: &str = "chmod 700 \"$XDG_RUNTIME_DIR\"
 pulseaudio -D --exit-idle-time=-1 --system=false -n --load=module-native-protocol-unix \\
-  --load='module-null-sink sink_name=vsink' --log-target=file:\"$XDG_RUNTIME_DIR/pulse.log\" \\
-  && pactl set-default-source vsink.monitor || echo 'xtask: no PulseAudio for the voice tests'
+  --load='module-null-sink sink_name=vsink' --load='module-null-sink sink_name=vspeaker' \\
+  --log-target=file:\"$XDG_RUNTIME_DIR/pulse.log\" \\
+  && pactl set-default-source vsink.monitor && pactl set-default-sink vspeaker \\
+  || echo 'xtask: no PulseAudio for the voice tests'
 trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true' EXIT";
 
 fn e2e(root: &Path, args: &[String]) -> R {
@@ -329,17 +334,27 @@ fn e2e(root: &Path, args: &[String]) -> R {
     r
 }
 
-fn bench(root: &Path) -> R {
+fn bench(root: &Path, args: &[String]) -> R {
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // the app under measurement is optimised (profile `bench-app`: release without LTO), not a debug build
     ui_build(root)?;
     // the desktop figures (launch, memory, streaming), then the voice figures (key-up → frame, CPU while recording)
-    // on the same optimised build, with the virtual microphone
-    let inner = format!(
-        "{VIRTUAL_MIC}
-{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture
-{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test e2e_voice -- --test-threads=1 --nocapture bench_voice"
-    );
+    // on the same optimised build, with the virtual microphone; `bench app` or `bench voice` runs one half
+    let which = args.first().map(String::as_str).unwrap_or("all");
+    if !matches!(which, "all" | "app" | "voice") {
+        return Err(format!("bench: unknown part {which:?} (app, voice or nothing for both)"));
+    }
+    let mut inner = VIRTUAL_MIC.to_string();
+    if which != "voice" {
+        inner += &format!(
+            "\n{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture"
+        );
+    }
+    if which != "app" {
+        inner += &format!(
+            "\n{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test e2e_voice -- --test-threads=1 --nocapture bench_voice"
+        );
+    }
     headless(root, &inner, &[("HERMES_BENCH", "1"), ("HERMES_E2E", "1")])
 }
 
