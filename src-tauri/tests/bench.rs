@@ -92,10 +92,6 @@ fn idle_pss(bin: &str, args: &[&str], data: &Path) -> (u64, Vec<String>) {
     r
 }
 
-fn epoch_ms() -> f64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs_f64() * 1000.0
-}
-
 #[test]
 fn bench_desktop() {
     if std::env::var("HERMES_BENCH").as_deref() != Ok("1") {
@@ -120,7 +116,7 @@ fn bench_desktop() {
     for _ in 0..4 {
         let driver = wd::Driver::start(data.path());
         let t = Instant::now();
-        let spawn_ms = epoch_ms();
+        let spawn_ms = wd::epoch_ms();
         let s = driver.session(bin, &[]);
         s.wait(
             "interactive",

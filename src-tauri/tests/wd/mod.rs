@@ -290,3 +290,8 @@ impl Drop for LoopbackAgent {
         }
     }
 }
+
+/// Wall-clock milliseconds since the Unix epoch (comparable with a page's `performance.timeOrigin + now()`).
+pub fn epoch_ms() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+}
