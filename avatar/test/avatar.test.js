@@ -191,6 +191,28 @@ describe('CPU', () => {
     expect(window.__frames).toBe(settled);
   });
 
+  it('rests after a while idle (the looping idle animations pause) and wakes on any call', async () => {
+    const { api, root } = await load({ url: 'http://localhost/avatar.html?rest=300' });
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(true);
+    api.setState('thinking');
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(450); // not idle: no rest
+    expect(root.classList.contains('resting')).toBe(false);
+    api.setState('idle');
+    await sleep(150);
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(300);
+    expect(root.classList.contains('resting')).toBe(true);
+    api.setVolume(0.4); // talking to it wakes it (listening), and it rests again once idle for the delay
+    await sleep(50);
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(3000);
+    expect(root.classList.contains('resting')).toBe(true);
+    expect(CSS).toMatch(/\.avatar\.resting \.breath,[^{]*\.avatar\.resting \.wing \{\s*animation-play-state: paused;/);
+  });
+
   it('keeps the loop running only while listening', async () => {
     const { api, window } = await load();
     api.setVolume(0.5);
