@@ -556,12 +556,29 @@ fn bench_voice_keyup_to_frame() {
         per.iter().take(6).map(|(n, p)| format!("{n} {p:.1} %")).collect::<Vec<_>>().join(", ")
     };
     // Baseline: the connected app doing nothing for 10 s, once the start-up work is over (the TTS thread lists the
-    // system voices, ~1 s of CPU, in the first seconds).
+    // system voices, ~1 s of CPU, in the first seconds) and the avatar has come to rest (its idle loops pause after
+    // 30 s with nothing happening: avatar.js).
     std::thread::sleep(Duration::from_secs(8));
-    let (t0, c0, th0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid));
+    s.wait("the avatar resting", 60, &format!("{FRAME} return !!root && root.classList.contains('resting')"));
+    // what still moves at rest (each running animation repaints every frame)
+    let running = s.exec(
+        &format!(
+            "{FRAME} const list = (doc) => doc.getAnimations().filter(a => a.playState === 'running') \
+             .map(a => (a.animationName || a.transitionProperty || 'script') + ' on ' + \
+             (a.effect && a.effect.target ? (a.effect.target.getAttribute('class') || a.effect.target.tagName) : '?')); \
+             return {{ page: list(document), avatar: d ? list(d) : [] }};"
+        ),
+        json!([]),
+    );
+    eprintln!("running animations at rest: {running}");
+    // (the WebKit processes, children of the app, are printed beside: they are not in the figure)
+    let web = |pid: u32| wd::descendants(pid).into_iter().map(cpu_ticks).sum::<u64>();
+    let (t0, c0, th0, w0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid), web(pid));
     std::thread::sleep(Duration::from_secs(10));
-    let idle = (cpu_ticks(pid) - c0) as f64 / 100.0 / t0.elapsed().as_secs_f64() * 100.0;
-    eprintln!("app CPU idle (connected, no recording): {idle:.2} %");
+    let wall = t0.elapsed().as_secs_f64();
+    let idle = (cpu_ticks(pid) - c0) as f64 / 100.0 / wall * 100.0;
+    let web_idle = (web(pid) - w0) as f64 / 100.0 / wall * 100.0;
+    eprintln!("app CPU idle (connected, no recording): {idle:.2} % (WebKit processes {web_idle:.1} %)");
     eprintln!("  threads: {}", per_thread(&th0, t0.elapsed().as_secs_f64()));
     let mut lat = Vec::new();
     let mut cpu = Vec::new();
@@ -569,11 +586,15 @@ fn bench_voice_keyup_to_frame() {
         std::thread::sleep(Duration::from_secs(1));
         s.exec("window.__hermesVoice.press()", json!([]));
         s.wait("recording", 15, "return window.__hermesVoice.phase === 'recording'");
-        let (t0, c0, th0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid));
+        let (t0, c0, th0, w0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid), web(pid));
         std::thread::sleep(Duration::from_secs(10));
         let (busy, wall) = ((cpu_ticks(pid) - c0) as f64 / hz, t0.elapsed().as_secs_f64());
         cpu.push(busy / wall * 100.0);
-        eprintln!("  threads: {}", per_thread(&th0, wall));
+        eprintln!(
+            "  threads: {}; WebKit processes {:.1} %",
+            per_thread(&th0, wall),
+            (web(pid) - w0) as f64 / hz / wall * 100.0
+        );
         let before = audio_frames(&agent).len();
         let t = Instant::now();
         // key-up: the same call the button's pointerup and the shortcut's release make, stamped (epoch ms) in the
