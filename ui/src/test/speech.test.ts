@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { speechText } from '../lib/markdown/speech';
+import { BlockSplitter, blockStats } from '../lib/markdown/blocks';
 
 // A-25/A-26: what is read aloud and shown in the avatar's bubble is the reply's words, not its markdown.
 describe('speechText', () => {
@@ -28,5 +29,20 @@ describe('speechText', () => {
   it('gives nothing to say for an empty or markup-only reply', () => {
     expect(speechText('')).toBe('');
     expect(speechText('---')).toBe('');
+  });
+
+  it('walks the tokens the chat view already lexed for that text instead of lexing it again', () => {
+    let text = '';
+    for (let i = 0; i < 40; i++) text += `Paragraph ${i} with **bold** and \`code\`.\n\n- item\n\n\`\`\`js\nx()\n\`\`\`\n\n`;
+    const fresh = speechText(text, 'code'); // nothing cached for it: lexed here
+    const splitter = new BlockSplitter();
+    for (let cut = 100; cut < text.length; cut += 100) splitter.update(text.slice(0, cut)); // streamed
+    splitter.update(text);
+    const before = blockStats.lexedChars;
+    expect(speechText(text, 'code')).toBe(fresh);
+    expect(blockStats.lexedChars).toBe(before);
+    // a text the view never showed is still lexed
+    expect(speechText(text + 'More.', 'code')).toBe(fresh + '\nMore.');
+    expect(blockStats.lexedChars).toBeGreaterThan(before);
   });
 });

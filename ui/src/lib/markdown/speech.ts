@@ -1,5 +1,5 @@
 import type { Token, Tokens } from 'marked';
-import { lex } from './blocks';
+import { lex, lexedTokens } from './blocks';
 
 /**
  * A reply's markdown as text to say aloud and to show in the avatar's speech bubble (A-25, A-26): the words only —
@@ -8,7 +8,7 @@ import { lex } from './blocks';
  */
 export function speechText(markdown: string, codeWord = 'code'): string {
   const parts: string[] = [];
-  walk(lex(markdown), parts, codeWord);
+  walk(lexedTokens(markdown) ?? lex(markdown), parts, codeWord);
   return parts
     .join('')
     .replace(/[ \t]+/g, ' ')

@@ -457,7 +457,10 @@ export class ProfileSession {
   private onFinal(text: string): void {
     this.announcement = text.length > 500 ? `${text.slice(0, 500)}…` : text;
     this.hooks.onIncoming?.('reply', text);
-    this.hooks.onReplyFinal?.(text);
+    // In a task of its own, after the final text is rendered: read-aloud and the avatar's bubble then walk the
+    // tokens the view has just lexed (blocks.ts) instead of lexing the whole reply again inside the render task.
+    const hook = this.hooks.onReplyFinal;
+    if (hook) setTimeout(() => hook(text), 0);
   }
 
   private onPrompt(ev: EventOf<'prompt'>): void {
