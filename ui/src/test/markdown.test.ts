@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { render, screen } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import Harness from './MarkdownHarness.svelte';
+import type { Tokens } from 'marked';
 import { BlockSplitter, blockStats, safeUrl } from '../lib/markdown/blocks';
 import { frame, ready, renderApp } from './helpers';
 
@@ -34,6 +35,27 @@ describe('block splitter', () => {
     s.update(REPLY + ' More');
     expect(s.lastLexedChars).toBeLessThan(80);
     expect(s.lastLexedChars).toBeGreaterThan(0);
+  });
+
+  it('keeps the earlier inline tokens of a growing paragraph (only its end renders again)', () => {
+    const s = new BlockSplitter();
+    const para = 'Some **bold** words, `code` and a [link](https://example.com) then more words';
+    const para0 = (bs: { token: unknown }[]) => bs.map((x) => x.token as Tokens.Generic).find((t) => t.type === 'paragraph') as Tokens.Paragraph;
+    const a = para0(s.update(`# T\n\n${para}`));
+    const b = para0(s.update(`# T\n\n${para} and **more**`));
+    expect(b).not.toBe(a);
+    expect(b.raw).toBe(`${para} and **more**`);
+    // text, strong, text, codespan, text, link are the same objects; the last text grew, the new strong is new
+    expect(a.tokens.map((t) => t.type)).toEqual(['text', 'strong', 'text', 'codespan', 'text', 'link', 'text']);
+    for (let i = 0; i < 6; i++) expect(b.tokens[i]).toBe(a.tokens[i]);
+    expect(b.tokens[6]).not.toBe(a.tokens[6]);
+    expect(b.tokens[7].type).toBe('strong');
+    expect(b.tokens.map((t) => t.raw).join('')).toBe(b.raw);
+    // a list growing an item keeps the items before it
+    const l1 = s.update('- one\n- two')[0].token as Tokens.List;
+    const l2 = s.update('- one\n- two\n- three')[0].token as Tokens.List;
+    expect(l2.items[0]).toBe(l1.items[0]);
+    expect(l2.items).toHaveLength(3);
   });
 
   it('memoizes unchanged blocks by source even after a non-append edit', () => {

@@ -1,4 +1,4 @@
-import { Lexer, type Token } from 'marked';
+import { Lexer, type Token, type Tokens } from 'marked';
 
 export interface Block {
   /** Stable per position: earlier blocks keep their component while the tail grows. */
@@ -59,6 +59,7 @@ export class BlockSplitter {
       while (keep > 0 && this.blocks[keep].token.type === 'space') keep--;
     }
     const startOff = keep > 0 ? this.offsets[keep] : 0;
+    const before = this.blocks;
     if (keep === 0) {
       this.blocks = [];
       this.offsets = [];
@@ -72,7 +73,7 @@ export class BlockSplitter {
     const memo = new Map<string, Token>();
     for (const tok of tokens) {
       const raw = tok.raw ?? '';
-      const same = this.memo.get(raw) ?? tok;
+      const same = this.memo.get(raw) ?? share(before[blocks.length]?.token, tok);
       memo.set(raw, same);
       offsets.push(off);
       blocks.push({ key: `b${blocks.length}`, token: same });
@@ -86,6 +87,25 @@ export class BlockSplitter {
     remember(text, blocks);
     return blocks;
   }
+}
+
+/**
+ * `next` with the parts it has in common with `prev` (the same block before this edit) replaced by `prev`'s very
+ * objects: a growing paragraph keeps its earlier inline tokens, so their components see no change and only the end
+ * of the paragraph is rendered again. Tokens are never mutated after lexing, so sharing them is safe.
+ */
+function share(prev: Token | undefined, next: Token): Token {
+  if (!prev || prev.type !== next.type) return next;
+  if (prev.raw === next.raw) return prev;
+  const p = (prev as { tokens?: Token[] }).tokens;
+  const n = (next as { tokens?: Token[] }).tokens;
+  if (p && n) for (let i = 0; i < n.length; i++) n[i] = share(p[i], n[i]);
+  if (next.type === 'list' && prev.type === 'list') {
+    const pi = (prev as Tokens.List).items;
+    const ni = (next as Tokens.List).items;
+    for (let i = 0; i < ni.length; i++) ni[i] = share(pi[i], ni[i]) as Tokens.ListItem;
+  }
+  return next;
 }
 
 const SAFE_PROTOCOLS = new Set(['http:', 'https:', 'mailto:']);
