@@ -407,7 +407,18 @@ fn e2e_voice_capture() {
     assert!(dur >= spoken && dur < spoken + 4.0, "recorded {dur} s for {spoken} s of speech");
     assert_eq!(bytes, 44 + (dur * 16_000.0).round() as u64 * 2, "16 kHz mono PCM16 (A-23)");
     // The local echo: a voice note in the chat.
-    s.wait("voice note", 10, "return !!document.querySelector('.row.out .voice')");
+    s.wait("the voice note's player", 10, "return !!document.querySelector('.row.out .voice button.play')");
+    std::thread::sleep(Duration::from_secs(2)); // still there once the message is delivered
+    let player = s.exec("return !!document.querySelector('.row.out .voice button.play')", json!([]));
+    assert_eq!(player, json!(true), "the sent voice note lost its player");
+    // legible on the accent-coloured bubble: the slider's track is not drawn in the bubble's own colour
+    let colours = s.exec(
+        "const i = document.querySelector('.row.out .voice input[type=range]'); const b = i.closest('.bubble');
+         return [getComputedStyle(i).backgroundImage, getComputedStyle(b).backgroundColor]",
+        json!([]),
+    );
+    let (track, bubble) = (colours[0].as_str().unwrap_or(""), colours[1].as_str().unwrap_or("?"));
+    assert!(track.contains("gradient") && !track.contains(bubble), "track {track} on bubble {bubble}");
     s.screenshot(&wd::screens().join("voice-05-voice-note.png"));
 }
 
