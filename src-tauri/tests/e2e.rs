@@ -271,7 +271,7 @@ fn e2e_chat() {
         "const i = [...document.querySelectorAll('.bubble img')].find(i => i.alt === 'A gradient' || (i.src||'').includes('chart'));
          return !!i && i.complete && i.naturalWidth > 0",
     );
-    s.wait("voice note", 30, "return !!document.querySelector('.bubble audio, .voice, [class*=voice]')");
+    s.wait("the voice note's player", 30, "return !!document.querySelector('.bubble .voice button.play')");
     s.screenshot(&shots.join("06-media.png"));
 
     // XSS corpus through the real app (frames straight from the agent)
