@@ -336,8 +336,8 @@ fn e2e(root: &Path, args: &[String]) -> R {
 
 fn bench(root: &Path, args: &[String]) -> R {
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    // the app under measurement is optimised (profile `bench-app`: release without LTO), not a debug build
-    ui_build(root)?;
+    // the app under measurement is optimised (profile `bench-app`: release without LTO), not a debug build; the UI
+    // was built by the caller
     // the desktop figures (launch, memory, streaming), then the voice figures (key-up → frame, CPU while recording)
     // on the same optimised build, with the virtual microphone; `bench app` or `bench voice` runs one half
     let which = args.first().map(String::as_str).unwrap_or("all");
