@@ -533,9 +533,7 @@ impl Worker {
                 if finished {
                     continue;
                 }
-                out_f.clear();
-                resampler.push(&block, &mut out_f).map_err(CaptureError::Internal)?;
-                self.take(&out_f, &mut pcm, &mut meter, max_samples);
+                self.feed(&mut out_f, |o| resampler.push(&block, o), &mut pcm, &mut meter, max_samples)?;
                 if pcm.len() >= max_samples {
                     release(stream.take(), Duration::from_millis(500));
                     finished = true;
@@ -580,19 +578,30 @@ impl Worker {
                     if !finished {
                         // Blocks already delivered before the stream was closed.
                         for block in audio.try_iter() {
-                            out_f.clear();
-                            resampler.push(&block, &mut out_f).map_err(CaptureError::Internal)?;
-                            self.take(&out_f, &mut pcm, &mut meter, max_samples);
+                            self.feed(&mut out_f, |o| resampler.push(&block, o), &mut pcm, &mut meter, max_samples)?;
                         }
-                        out_f.clear();
-                        resampler.finish(&mut out_f).map_err(CaptureError::Internal)?;
-                        self.take(&out_f, &mut pcm, &mut meter, max_samples);
+                        self.feed(&mut out_f, |o| resampler.finish(o), &mut pcm, &mut meter, max_samples)?;
                     }
                     self.emit(CaptureEvent::Level(0.0));
                     return Ok(pcm);
                 }
             }
         }
+    }
+
+    /// Fill `out` with `produce` (resample a block, or flush the resampler's tail) and keep what came out.
+    fn feed(
+        &self,
+        out: &mut Vec<f32>,
+        produce: impl FnOnce(&mut Vec<f32>) -> Result<(), String>,
+        pcm: &mut Vec<i16>,
+        meter: &mut Meter,
+        max_samples: usize,
+    ) -> Result<(), CaptureError> {
+        out.clear();
+        produce(out).map_err(CaptureError::Internal)?;
+        self.take(out, pcm, meter, max_samples);
+        Ok(())
     }
 
     fn take(&self, block: &[f32], pcm: &mut Vec<i16>, meter: &mut Meter, max_samples: usize) {
