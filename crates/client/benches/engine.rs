@@ -41,14 +41,21 @@ fn main() {
 }
 
 /// A minimal adapter peer: answers hello with ready, then sends `n` final messages as fast as it can.
-async fn blaster(n: usize) -> std::net::SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+///
+/// It runs on its own thread with its own single-threaded runtime, so the peer never shares a worker with the loop
+/// being measured: the bare loops and the engine are all tasks on the main runtime, and each faces the same peer.
+fn blaster(n: usize) -> std::net::SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        loop {
-            let Ok((s, _)) = l.accept().await else { return };
-            tokio::spawn(async move {
-                let mut ws = tokio_tungstenite::accept_async(s).await.unwrap();
+    l.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async move {
+            let l = TcpListener::from_std(l).unwrap();
+            // one connection per measured loop (three), then the thread ends
+            for _ in 0..3 {
+                let Ok((s, _)) = l.accept().await else { return };
+                let Ok(mut ws) = tokio_tungstenite::accept_async(s).await else { continue };
                 let _hello = ws.next().await;
                 ws.send(Message::text(r#"{"t":"ready","session":"mobile:b","capabilities":{}}"#)).await.unwrap();
                 for i in 0..n {
@@ -56,51 +63,58 @@ async fn blaster(n: usize) -> std::net::SocketAddr {
                         r#"{{"t":"message","id":"m{i}","text":"hello number {i}, a short reply","final":true}}"#
                     );
                     if ws.feed(Message::text(f)).await.is_err() {
-                        return;
+                        break;
                     }
                 }
                 let _ = ws.flush().await;
-                while ws.next().await.is_some() {}
-            });
-        }
+                // until the reader hangs up
+                while let Some(Ok(_)) = ws.next().await {}
+            }
+        });
     });
     addr
 }
 
 /// One round; returns engine/bare.
 async fn receive_throughput(n: usize, print: bool) -> f64 {
-    let addr = blaster(n).await;
-    // bare read loop
-    let t = Instant::now();
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
-    ws.send(Message::text("{}")).await.unwrap();
-    let mut got = 0;
-    while let Some(Ok(m)) = ws.next().await {
-        if m.is_text() {
-            got += 1;
-            if got == n + 1 {
-                break;
+    let addr = blaster(n);
+    // bare read loop, a task like the engine
+    let bare = tokio::spawn(async move {
+        let t = Instant::now();
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
+        ws.send(Message::text("{}")).await.unwrap();
+        let mut got = 0;
+        while let Some(Ok(m)) = ws.next().await {
+            if m.is_text() {
+                got += 1;
+                if got == n + 1 {
+                    break;
+                }
             }
         }
-    }
-    let bare = t.elapsed();
-    drop(ws);
+        t.elapsed()
+    })
+    .await
+    .unwrap();
     // the same loop that also decodes each frame (the protocol crate's decoder): where the engine's time goes
-    let t = Instant::now();
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
-    ws.send(Message::text("{}")).await.unwrap();
-    let mut got = 0;
-    while let Some(Ok(m)) = ws.next().await {
-        if let Message::Text(t) = m {
-            let _ = std::hint::black_box(hermes_protocol::adapter::decode_down(t.as_str()));
-            got += 1;
-            if got == n + 1 {
-                break;
+    let decoding = tokio::spawn(async move {
+        let t = Instant::now();
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
+        ws.send(Message::text("{}")).await.unwrap();
+        let mut got = 0;
+        while let Some(Ok(m)) = ws.next().await {
+            if let Message::Text(t) = m {
+                let _ = std::hint::black_box(hermes_protocol::adapter::decode_down(t.as_str()));
+                got += 1;
+                if got == n + 1 {
+                    break;
+                }
             }
         }
-    }
-    let decoding = t.elapsed();
-    drop(ws);
+        t.elapsed()
+    })
+    .await
+    .unwrap();
     // the engine
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = EngineConfig::new(format!("ws://{addr}/ws"), Dialect::Adapter, Secret::new("t"), "bench", dir.path());
