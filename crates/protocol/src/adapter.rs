@@ -3,6 +3,8 @@
 //! Decoding is tolerant (A-7, A-22): an unknown `t` decodes to [`Down::Unknown`], unknown fields are ignored and
 //! every optional field is optional. Encoding is exact: absent optionals are left out, never written as `null`.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -228,26 +230,13 @@ pub fn decode_down(text: &str) -> Result<Down, DecodeError> {
     if text.len() > MAX_FRAME_BYTES {
         return Err(DecodeError::TooLarge { size: text.len(), limit: MAX_FRAME_BYTES });
     }
-    // Fastest path, for the frame that comes by the thousand: a `message` whose `t` comes first (as every agent writes
-    // it) is read in one pass. A second `t` is a duplicate field there, so such odd frames take the general path
-    // below and the result stays the enum's.
-    if let Some(rest) = text.strip_prefix(r#"{"t":"message""#)
-        && matches!(rest.trim_start().as_bytes().first(), Some(b',' | b'}'))
-        && let Ok(m) = serde_json::from_str::<TaggedMessage>(text)
-    {
-        return Ok(Down::Message(DownMessage {
-            id: m.id,
-            text: m.text,
-            chunk: m.chunk,
-            edit: m.edit,
-            final_: m.final_,
-            reply_to: m.reply_to,
-        }));
+    if let Some(m) = decode_message_ref(text) {
+        return Ok(Down::Message(m.into_owned()));
     }
     #[derive(Deserialize)]
     struct Tag<'a> {
         #[serde(borrow, default)]
-        t: Option<std::borrow::Cow<'a, str>>,
+        t: Option<Cow<'a, str>>,
     }
     let fast = match text.trim_start().as_bytes().first() {
         Some(b'{') => serde_json::from_str::<Tag>(text).ok().and_then(|tag| tag.t),
@@ -264,22 +253,69 @@ pub fn decode_down(text: &str) -> Result<Down, DecodeError> {
     r.map_err(|e| classify(text, e))
 }
 
-/// [`DownMessage`] with its `t` (read once, ignored): see the fast path of [`decode_down`].
-#[derive(Deserialize)]
-struct TaggedMessage {
+/// The fastest path, for the frame that comes by the thousand: a well-formed `message` frame whose `t` comes first
+/// (as every agent writes it), read in one pass with its strings borrowed from the frame where they have no escapes.
+/// `None` for anything else — another frame, an odd one (a second `t` is a duplicate field here), a malformed one,
+/// or one over [`MAX_FRAME_BYTES`] — which [`decode_down`] then reads (and reports) the general way; the result is
+/// the same either way (tested).
+pub fn decode_message_ref(text: &str) -> Option<MessageRef<'_>> {
+    if text.len() > MAX_FRAME_BYTES {
+        return None;
+    }
+    let rest = text.strip_prefix(r#"{"t":"message""#)?;
+    if !matches!(rest.trim_start().as_bytes().first(), Some(b',' | b'}')) {
+        return None;
+    }
+    serde_json::from_str::<MessageRef>(text).ok()
+}
+
+/// A downlink `message` frame borrowing its strings from the frame text (see [`decode_message_ref`]).
+#[derive(Debug, Clone, Deserialize)]
+pub struct MessageRef<'a> {
+    /// Read once (a second `t` is a duplicate field: such a frame takes the general path), ignored.
     #[serde(rename = "t")]
     _t: serde::de::IgnoredAny,
-    id: String,
+    #[serde(borrow)]
+    pub id: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub text: Cow<'a, str>,
     #[serde(default)]
-    text: String,
+    pub chunk: Option<Chunk>,
     #[serde(default)]
-    chunk: Option<Chunk>,
-    #[serde(default)]
-    edit: Option<bool>,
+    pub edit: Option<bool>,
     #[serde(default, rename = "final")]
-    final_: Option<bool>,
-    #[serde(default)]
-    reply_to: Option<String>,
+    pub final_: Option<bool>,
+    #[serde(borrow, default)]
+    pub reply_to: Option<Cow<'a, str>>,
+}
+
+impl MessageRef<'_> {
+    /// The same message, owning its strings.
+    pub fn into_owned(self) -> DownMessage {
+        DownMessage {
+            id: self.id.into_owned(),
+            text: self.text.into_owned(),
+            chunk: self.chunk,
+            edit: self.edit,
+            final_: self.final_,
+            reply_to: self.reply_to.map(Cow::into_owned),
+        }
+    }
+}
+
+impl DownMessage {
+    /// A borrowed view of this message (what the reply assembler takes).
+    pub fn as_ref(&self) -> MessageRef<'_> {
+        MessageRef {
+            _t: serde::de::IgnoredAny,
+            id: Cow::Borrowed(&self.id),
+            text: Cow::Borrowed(&self.text),
+            chunk: self.chunk,
+            edit: self.edit,
+            final_: self.final_,
+            reply_to: self.reply_to.as_deref().map(Cow::Borrowed),
+        }
+    }
 }
 
 /// Decode one uplink frame (used by the reference agent).

@@ -4,11 +4,11 @@
 //! the assembler remembers at most [`MAX_TRACKED`] replies (the oldest finished ones are forgotten first).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
+use std::hash::BuildHasher as _;
 
 use smallvec::SmallVec;
 
-use crate::adapter::DownMessage;
+use crate::adapter::{DownMessage, MessageRef};
 
 pub const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_CHUNKS: u32 = 4096;
@@ -31,6 +31,8 @@ pub enum ReplyError {
     TooLong { id: String, limit: usize },
     #[error("reply {id}: chunk {index} of {total} is out of range")]
     BadChunk { id: String, index: u32, total: u32 },
+    #[error("reply {id} already came whole; chunk {index} of {total} cannot be joined to it")]
+    CameWhole { id: String, index: u32, total: u32 },
 }
 
 #[derive(Debug, Default)]
@@ -42,6 +44,9 @@ struct Reply {
     final_seen: bool,
     reply_to: Option<String>,
     truncated: bool,
+    /// It came whole (one chunk, no `total` above 1) and complete: its text went out with the update and is not kept
+    /// (nothing can be joined to it; an edit replaces it whole). See [`ReplyAssembler::handle`].
+    released: bool,
 }
 
 impl Reply {
@@ -74,13 +79,30 @@ impl Reply {
 
 /// Adapter reply assembler.
 ///
-/// The receive hot path (issue #4's throughput goal): one id allocation shared by the map and the age queue, a fast
-/// seeded hasher (foldhash, via hashbrown: the map holds at most [`MAX_TRACKED`] ids, so even a hostile agent's
-/// colliding ids cost a bounded scan), and single-chunk replies stored inline.
-#[derive(Debug, Default)]
+/// The receive hot path (issue #4's throughput goal): the frame's strings are borrowed until they must be kept, the
+/// map is a hashbrown table with a fast seeded hasher (foldhash: the table holds at most [`MAX_TRACKED`] ids, so even
+/// a hostile agent's colliding ids cost a bounded scan) that owns each id once — the age queue names an entry by its
+/// hash and arrival number, no shared pointer, no atomic counting — and single-chunk replies are stored inline.
+#[derive(Default)]
 pub struct ReplyAssembler {
-    replies: hashbrown::HashMap<Arc<str>, Reply>,
-    order: VecDeque<Arc<str>>,
+    replies: hashbrown::HashTable<Tracked>,
+    /// `(hash, seq)` of every tracked reply, oldest first.
+    order: VecDeque<(u64, u64)>,
+    next_seq: u64,
+    hasher: hashbrown::DefaultHashBuilder,
+}
+
+struct Tracked {
+    /// The id's bytes, inline up to 40 (a UUID with a short prefix): no allocation per reply for the usual ids.
+    id: SmallVec<[u8; 40]>,
+    seq: u64,
+    reply: Reply,
+}
+
+impl std::fmt::Debug for ReplyAssembler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReplyAssembler").field("tracked", &self.replies.len()).finish()
+    }
 }
 
 impl ReplyAssembler {
@@ -91,6 +113,11 @@ impl ReplyAssembler {
     /// One `message` frame in; the reply's whole text so far out. Chunk texts join in `index` order; an edit (or a
     /// repeated chunk) replaces its chunk in place, so a repeat never duplicates text.
     pub fn handle_message(&mut self, m: DownMessage) -> Result<ReplyUpdate, ReplyError> {
+        self.handle(m.as_ref())
+    }
+
+    /// [`handle_message`](Self::handle_message) for a frame decoded in place ([`crate::adapter::decode_message_ref`]).
+    pub fn handle(&mut self, m: MessageRef<'_>) -> Result<ReplyUpdate, ReplyError> {
         let (index, total) = match m.chunk {
             Some(c) => (c.index, Some(c.total)),
             None => (0, None),
@@ -98,55 +125,79 @@ impl ReplyAssembler {
         if let Some(t) = total
             && (t == 0 || t > MAX_CHUNKS || index >= t)
         {
-            return Err(ReplyError::BadChunk { id: m.id, index, total: t });
+            return Err(ReplyError::BadChunk { id: m.id.into_owned(), index, total: t });
         }
         if index >= MAX_CHUNKS {
-            return Err(ReplyError::BadChunk { id: m.id, index, total: total.unwrap_or(0) });
+            return Err(ReplyError::BadChunk { id: m.id.into_owned(), index, total: total.unwrap_or(0) });
         }
-        if !self.replies.contains_key(m.id.as_str()) {
+        let hash = self.hasher.hash_one(m.id.as_bytes());
+        if self.replies.find(hash, |e| e.id[..] == *m.id.as_bytes()).is_none() {
             self.evict();
-            let id: Arc<str> = Arc::from(m.id.as_str());
-            self.order.push_back(id.clone());
-            self.replies.insert(id, Reply::default());
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            self.order.push_back((hash, seq));
+            let hasher = &self.hasher;
+            self.replies.insert_unique(
+                hash,
+                Tracked { id: SmallVec::from_slice(m.id.as_bytes()), seq, reply: Reply::default() },
+                |e| hasher.hash_one(&e.id[..]),
+            );
         }
-        let Some(r) = self.replies.get_mut(m.id.as_str()) else {
-            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES }); // unreachable: inserted above
+        let Some(Tracked { reply: r, .. }) = self.replies.find_mut(hash, |e| e.id[..] == *m.id.as_bytes()) else {
+            return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES }); // unreachable: inserted above
         };
         if r.truncated {
-            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES });
+            return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES });
+        }
+        let whole = index == 0 && total.is_none_or(|t| t == 1);
+        if r.released && !whole {
+            // its text is gone to the screen, not kept here: joining a chunk to nothing would replace the shown reply
+            // with a fragment; refused instead (a spec-following agent never chunks a reply it already sent whole)
+            return Err(ReplyError::CameWhole { id: m.id.into_owned(), index, total: total.unwrap_or(0) });
         }
         let old = r.chunk_len(index);
         if r.bytes - old + m.text.len() > MAX_REPLY_BYTES {
             r.truncated = true;
-            return Err(ReplyError::TooLong { id: m.id, limit: MAX_REPLY_BYTES });
+            return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES });
         }
         r.bytes = r.bytes - old + m.text.len();
-        r.put(index, m.text);
+        r.put(index, m.text.into_owned());
         if let Some(t) = total {
             r.total = Some(r.total.map_or(t, |old| old.max(t)));
         }
-        if m.reply_to.is_some() {
-            r.reply_to = m.reply_to;
+        if let Some(to) = m.reply_to {
+            r.reply_to = Some(to.into_owned());
         }
         if m.final_ == Some(true) {
             r.final_seen = true;
         }
-        Ok(ReplyUpdate {
-            text: r.text(),
-            final_: r.is_complete(),
-            reply_to: r.reply_to.clone(),
-            session: None,
-            id: m.id,
-        })
+        let final_ = r.is_complete();
+        // A reply that came whole and is complete needs its text no more (nearly every short reply): the text moves
+        // into the update instead of being copied, and the reply keeps only what an edit needs (final, reply_to).
+        let text = if final_ && r.chunks.len() == 1 && r.total.is_none_or(|t| t <= 1) {
+            r.released = true;
+            r.bytes = 0;
+            std::mem::take(&mut r.chunks[0].1)
+        } else {
+            r.released = false;
+            r.text()
+        };
+        Ok(ReplyUpdate { text, final_, reply_to: r.reply_to.clone(), session: None, id: m.id.into_owned() })
     }
 
     fn evict(&mut self) {
         while self.order.len() >= MAX_TRACKED {
             // forget the oldest finished reply; if none is finished, the oldest of all
-            let pos =
-                self.order.iter().position(|id| self.replies.get(&**id).is_none_or(|r| r.is_complete())).unwrap_or(0);
-            if let Some(id) = self.order.remove(pos) {
-                self.replies.remove(&*id);
+            let replies = &self.replies;
+            let pos = self
+                .order
+                .iter()
+                .position(|&(hash, seq)| replies.find(hash, |e| e.seq == seq).is_none_or(|e| e.reply.is_complete()))
+                .unwrap_or(0);
+            if let Some((hash, seq)) = self.order.remove(pos)
+                && let Ok(e) = self.replies.find_entry(hash, |e| e.seq == seq)
+            {
+                e.remove();
             }
         }
     }
@@ -258,6 +309,44 @@ mod tests {
         a.handle_message(msg("r", "a", Some((0, 2)), false, false)).unwrap();
         let u = a.handle_message(msg("r", "b", Some((1, 2)), false, true)).unwrap();
         assert_eq!(u.text, "ab");
+    }
+
+    #[test]
+    fn a10_a21_a_finished_whole_reply_can_be_edited_again_but_not_chunked() {
+        let mut a = ReplyAssembler::new();
+        let u = a.handle_message(msg("r1", "first answer", None, false, true)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("first answer", true));
+        // an edit replaces it whole, still final (final is sticky), as often as it comes
+        let u = a.handle_message(msg("r1", "corrected answer", None, true, false)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("corrected answer", true));
+        let u = a.handle_message(msg("r1", "corrected again", Some((0, 1)), true, true)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("corrected again", true));
+        // a chunk joined to it would show a fragment in its place: refused, and the reply stays editable
+        assert!(matches!(
+            a.handle_message(msg("r1", "more", Some((1, 2)), false, true)),
+            Err(ReplyError::CameWhole { index: 1, total: 2, .. })
+        ));
+        let u = a.handle_message(msg("r1", "last word", None, true, true)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("last word", true));
+        // a whole reply still streaming keeps its text: chunks may still join it (out of spec, but nothing is lost)
+        a.handle_message(msg("r2", "part one ", None, false, false)).unwrap();
+        let u = a.handle_message(msg("r2", "part two", Some((1, 2)), false, true)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("part one part two", true));
+    }
+
+    #[test]
+    fn a10_a_finished_whole_reply_keeps_its_reply_to_and_byte_limit() {
+        let mut a = ReplyAssembler::new();
+        let mut m = msg("r1", "short", None, false, true);
+        m.reply_to = Some("q1".into());
+        a.handle_message(m).unwrap();
+        let big = "x".repeat(MAX_REPLY_BYTES);
+        let u = a.handle_message(msg("r1", &big, None, true, true)).unwrap();
+        assert_eq!((u.text.len(), u.reply_to.as_deref()), (MAX_REPLY_BYTES, Some("q1")));
+        assert!(matches!(
+            a.handle_message(msg("r1", &format!("{big}y"), None, true, true)),
+            Err(ReplyError::TooLong { .. })
+        ));
     }
 
     #[test]

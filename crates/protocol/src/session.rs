@@ -245,6 +245,11 @@ impl Session {
 
     // ---------------------------------------------------------------- outputs
 
+    /// How many events [`poll_event`](Self::poll_event) has ready (to size a batch once).
+    pub fn events_waiting(&self) -> usize {
+        self.events.len()
+    }
+
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -411,10 +416,16 @@ impl Session {
         }
         self.handle_activity(now);
         match self.cfg.dialect {
-            Dialect::Adapter => match adapter::decode_down(text) {
-                Ok(frame) => self.on_adapter(frame, now),
-                Err(e) => self.on_malformed(e.to_string(), now),
-            },
+            Dialect::Adapter => {
+                // the frame that comes by the thousand, read in place (its strings copied once, where they are kept)
+                if let Some(m) = adapter::decode_message_ref(text) {
+                    return self.on_message(m);
+                }
+                match adapter::decode_down(text) {
+                    Ok(frame) => self.on_adapter(frame, now),
+                    Err(e) => self.on_malformed(e.to_string(), now),
+                }
+            }
             Dialect::V3 => match v3::decode(text).and_then(|env| env.body().map(|b| (env, b))) {
                 Ok((env, body)) => self.on_v3(env, body, now),
                 Err(e) => self.on_malformed(e.to_string(), now),
@@ -431,6 +442,13 @@ impl Session {
         }
     }
 
+    fn on_message(&mut self, m: adapter::MessageRef<'_>) {
+        match self.replies.handle(m) {
+            Ok(u) => self.push_reply(u),
+            Err(e) => self.events.push_back(Event::Error { code: "bad_reply".into(), text: e.to_string(), id: None }),
+        }
+    }
+
     fn on_adapter(&mut self, frame: Down, now: Instant) {
         match frame {
             Down::Ready { session, avatar_url, capabilities } => {
@@ -441,12 +459,7 @@ impl Session {
                 let avatar_url = avatar_url.filter(|u| !u.trim().is_empty());
                 self.become_ready(session, avatar_url, capabilities.unwrap_or_default());
             }
-            Down::Message(m) => match self.replies.handle_message(m) {
-                Ok(u) => self.push_reply(u),
-                Err(e) => {
-                    self.events.push_back(Event::Error { code: "bad_reply".into(), text: e.to_string(), id: None })
-                }
-            },
+            Down::Message(m) => self.on_message(m.as_ref()),
             Down::Prompt(p) => {
                 self.cards.insert(p.id.clone(), Card { options: p.options.clone(), answered: false });
                 self.events.push_back(Event::Prompt {

@@ -349,6 +349,24 @@ proptest! {
         prop_assert_eq!(value(&adapter::encode(&adapter::decode_down(&s).unwrap())), value(&s));
     }
 
+    /// The in-place `message` path reads exactly what the general decoder (the `Down` enum) reads, escapes included.
+    #[test]
+    fn message_read_in_place_is_the_enums_message(m in down_message()) {
+        let s = adapter::encode(&Down::Message(m.clone()));
+        let fast = adapter::decode_message_ref(&s).map(adapter::MessageRef::into_owned);
+        prop_assert_eq!(fast.clone(), Some(m));
+        prop_assert_eq!(fast.map(Down::Message), serde_json::from_str::<Down>(&s).ok());
+    }
+
+    #[test]
+    fn message_read_in_place_agrees_on_odd_frames(body in frame_like()) {
+        // `t` first, then any mix of fields (a second `t`, wrong types, unknown keys, nothing at all)
+        let s = format!(r#"{{"t":"message",{}"#, &body[1..]);
+        if let Some(m) = adapter::decode_message_ref(&s) {
+            prop_assert_eq!(Some(Down::Message(m.into_owned())), serde_json::from_str::<Down>(&s).ok());
+        }
+    }
+
     #[test]
     fn envelope_round_trips(env in envelope()) {
         let s = v3::encode(&env);
