@@ -347,7 +347,8 @@ impl Engine {
                     self.on_socket(msg, &mut ws, t);
                     // Take whatever else is already buffered before going round the select again (throughput): one
                     // clock reading and one batch of events for the burst.
-                    for _ in 0..MAX_BATCH {
+                    // (the one just read and MAX_BATCH - 1 more: one batch of events, not a full one and a single)
+                    for _ in 1..MAX_BATCH {
                         // a frame that asked for io (a file to save) is carried out before later frames are read, so
                         // their events cannot overtake its result
                         if self.session.has_io() {
@@ -388,6 +389,7 @@ impl Engine {
             loop {
                 // What the session said before this io comes before what the io makes happen: a message read just
                 // before a file stays above that file's `media` (which saving it emits).
+                self.batch.reserve(self.session.events_waiting().min(MAX_BATCH));
                 while let Some(ev) = self.session.poll_event() {
                     self.emit(ev).await;
                 }
@@ -421,7 +423,7 @@ impl Engine {
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(16));
+        let batch = std::mem::take(&mut self.batch);
         let _ = self.events.send(batch).await;
     }
 
