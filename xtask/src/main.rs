@@ -98,8 +98,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// The checkout this run is for, found at run time: `cargo run` (the `cargo xtask` alias) sets CARGO_MANIFEST_DIR
+/// for the program it runs. The compile-time value is not used: with a target directory shared between checkouts
+/// (CI's, under ~/.cache), cargo can reuse an xtask binary built in another clone, which then worked — and ran the
+/// tests — in that other clone. Without cargo: the nearest directory upwards whose Cargo.toml has `[workspace]`.
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from)
+        && let Some(parent) = dir.parent()
+        && parent.join("Cargo.toml").is_file()
+    {
+        return parent.to_path_buf();
+    }
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    here.ancestors()
+        .find(|d| std::fs::read_to_string(d.join("Cargo.toml")).is_ok_and(|t| t.contains("[workspace]")))
+        .map(Path::to_path_buf)
+        .unwrap_or(here)
 }
 
 type R = Result<(), String>;
