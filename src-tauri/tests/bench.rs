@@ -177,6 +177,28 @@ fn bench_desktop() {
         std::thread::sleep(Duration::from_millis(500));
     }
     eprintln!("BENCH launch_to_interactive_ms = {launches:?} (the first one starts cold)");
+    // The floor under that figure on this machine: an empty Tauri 2 window (the memory baseline below), spawned the
+    // same way, until its page has loaded.
+    let empty_launch_dir = tempfile::tempdir().unwrap();
+    let mut empty_launches = Vec::new();
+    for _ in 0..3 {
+        let driver = wd::Driver::start(empty_launch_dir.path());
+        let spawn_ms = wd::epoch_ms();
+        let s = driver.session(bin, &["--empty"]);
+        s.wait("loaded", 30, "return document.readyState === 'complete'");
+        let m = s.exec(
+            "const nav = performance.getEntriesByType('navigation')[0];
+             return { origin: performance.timeOrigin, load: nav ? nav.loadEventEnd : null }",
+            json!([]),
+        );
+        let origin = m["origin"].as_f64().unwrap_or(f64::NAN);
+        let load = m["load"].as_f64().unwrap_or(f64::NAN);
+        empty_launches.push(((origin - spawn_ms).round() as i64, (origin + load - spawn_ms).round() as i64));
+        drop(s);
+        drop(driver);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    eprintln!("BENCH launch_empty_window_ms (spawn→page, spawn→page loaded) = {empty_launches:?}");
 
     // 2. memory: the app idle with 1,000 messages vs an empty Tauri window, same run, same launch path
     let empty_dir = tempfile::tempdir().unwrap();
