@@ -191,6 +191,20 @@ impl Session {
 
     pub fn screenshot(&self, path: &Path) {
         use base64::Engine as _;
+        // What the tests waited for is in the DOM, not yet necessarily on screen: with software GL a frame can take a
+        // few hundred milliseconds, and the snapshot then showed an older frame ("Loading…" in place of a connected
+        // chat). Two animation frames later the page has been rendered with it.
+        let _ = call(
+            &self.base,
+            "POST",
+            &self.p("/execute/async"),
+            Some(json!({
+                "script": "const done = arguments[arguments.length - 1]; let sent = false; \
+                           const go = () => { if (!sent) { sent = true; done(true); } }; \
+                           requestAnimationFrame(() => requestAnimationFrame(go)); setTimeout(go, 1500);",
+                "args": []
+            })),
+        );
         match call(&self.base, "GET", &self.p("/screenshot"), None) {
             Ok(v) => {
                 let png = base64::engine::general_purpose::STANDARD.decode(v.as_str().unwrap_or_default()).unwrap();
