@@ -107,6 +107,10 @@ fn linux_packages_declare_their_runtime_libraries() {
     for p in ["libasound.so.2()(64bit)", "libdbus-1.so.3()(64bit)"] {
         assert!(rpm.contains(&p), "rpm depends lacks {p}");
     }
+    // agents write emoji (the spec's own clarify card: "✏️ Your own answer"); without a colour emoji font WebKitGTK
+    // draws boxes. Recommended, not required: any emoji font will do.
+    assert!(strings(&linux["deb"]["recommends"]).contains(&"fonts-noto-color-emoji"));
+    assert!(strings(&linux["rpm"]["recommends"]).contains(&"font(notocoloremoji)"));
     for kind in ["deb", "rpm"] {
         let t = linux[kind]["desktopTemplate"].as_str().unwrap();
         let text = std::fs::read_to_string(from_conf(t)).unwrap();

@@ -54,6 +54,9 @@ const APT_APP_TEST: &[&str] = &[
     "libsecret-tools",
     // a CJK font, so that the Chinese UI in the e2e screenshots shows glyphs, not boxes
     "fonts-wqy-microhei",
+    // and a colour emoji font, as on a desktop (the Linux packages recommend it): agents' text and cards carry emoji
+    // ("✏️ Your own answer"), which WebKit otherwise draws as boxes
+    "fonts-noto-color-emoji",
     // Read-aloud at run time: speech-dispatcher with its espeak-ng output module.
     "speech-dispatcher",
     "speech-dispatcher-espeak-ng",
