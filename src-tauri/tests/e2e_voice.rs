@@ -78,10 +78,14 @@ fn e2e_voice_avatar_contract() {
     ensure_embedded(&s);
     s.wait("avatar page", 15, &format!("{FRAME} return !!(root && w.hermesAvatar)"));
     let src = s.exec(
-        &format!("{FRAME} return [f.getAttribute('src'), w.location.origin === window.location.origin]"),
+        &format!(
+            "{FRAME} return [f.getAttribute('src').split('?')[0], w.location.origin === window.location.origin, \
+             root.getAttribute('data-theme') === document.documentElement.dataset.theme]"
+        ),
         json!([]),
     );
-    assert_eq!(src, json!(["avatar/avatar.html", true]));
+    // same origin, and in the app's theme (?theme=, not the system's)
+    assert_eq!(src, json!(["avatar/avatar.html", true, true]));
     let scripts = s.exec(&format!("{FRAME} return d.scripts.length"), json!([]));
 
     // Each call changes the page (through the app's own driver: JSON-encoded arguments, A-28).

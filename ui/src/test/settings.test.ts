@@ -62,6 +62,23 @@ describe('settings', () => {
     expect(await screen.findByText('ws:// to a public address needs “allow insecure”')).toBeInTheDocument();
   });
 
+  it('the bundled avatar follows the app theme, not the system one', async () => {
+    const width = window.innerWidth;
+    window.innerWidth = 1280; // wide enough for the avatar pane
+    try {
+      const ipc = await renderApp();
+      const frame = (await screen.findByTitle('Avatar')) as HTMLIFrameElement;
+      expect(frame.getAttribute('src')).toBe('avatar/avatar.html?theme=light');
+      ipc.app.savePrefs({ theme: 'dark' });
+      await waitFor(() =>
+        expect((screen.getByTitle('Avatar') as HTMLIFrameElement).getAttribute('src')).toBe('avatar/avatar.html?theme=dark'),
+      );
+      ipc.app.savePrefs({ theme: 'system' });
+    } finally {
+      window.innerWidth = width;
+    }
+  });
+
   it('theme and language apply at once; Esc closes', async () => {
     const ipc = await renderApp();
     ipc.app.openSettings('appearance');

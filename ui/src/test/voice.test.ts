@@ -309,7 +309,7 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
     const ipc = await renderApp();
     await ready(ipc);
     const frame = document.querySelector('#avatar-pane iframe') as HTMLIFrameElement | null;
-    expect(frame?.getAttribute('src')).toBe('avatar/avatar.html');
+    expect(frame?.getAttribute('src')).toBe('avatar/avatar.html?theme=light');
     const detach = screen.getByRole('button', { name: 'Detach into a floating window' });
     await fireEvent.click(detach);
     await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'avatar_detach' && c.args.open === true)).toBe(true));
