@@ -151,8 +151,9 @@ impl ReplyAssembler {
         }
         let whole = index == 0 && total.is_none_or(|t| t == 1);
         if r.released && !whole {
-            // its text is gone to the screen, not kept here: joining a chunk to nothing would replace the shown reply
-            // with a fragment; refused instead (a spec-following agent never chunks a reply it already sent whole)
+            // **Decision :** a chunk for a reply that came whole and complete is refused (`bad_reply`). Its
+            // text went to the screen and is not kept here: joining the chunk to nothing would replace the shown reply
+            // with a fragment. A spec-following agent never chunks a reply it already sent whole; edits still apply.
             return Err(ReplyError::CameWhole { id: m.id.into_owned(), index, total: total.unwrap_or(0) });
         }
         let old = r.chunk_len(index);
