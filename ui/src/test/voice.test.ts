@@ -375,3 +375,27 @@ describe('settings → voice', () => {
     expect((ipc.calls.find((c) => c.cmd === 'voice_save_settings')!.args.settings as { device: unknown }).device).toBeNull();
   });
 });
+
+describe('start-up', () => {
+  it('read-aloud on: connects to the speech engine once the window is up, not during the launch', async () => {
+    localStorage.setItem('hermes.voice.readAloud.v1', JSON.stringify({ p1: true }));
+    const ipc = await renderApp();
+    await ready(ipc);
+    const asked = () => ipc.calls.filter((c) => c.cmd === 'tts_status').length;
+    expect(asked()).toBe(0);
+    await waitFor(() => expect(asked()).toBe(1), { timeout: 5000 });
+    localStorage.clear();
+  }, 10000);
+
+  it('read-aloud off: no speech engine until it is turned on', async () => {
+    localStorage.clear();
+    const ipc = await renderApp();
+    await ready(ipc);
+    const asked = () => ipc.calls.filter((c) => c.cmd === 'tts_status').length;
+    await new Promise((r) => setTimeout(r, 3500));
+    expect(asked()).toBe(0);
+    await fireEvent.click(screen.getByRole('button', { name: 'Read replies aloud' }));
+    await waitFor(() => expect(asked()).toBe(1));
+    localStorage.clear();
+  }, 10000);
+});

@@ -244,8 +244,26 @@ export class VoiceHub {
   setReadAloud(profileId: string, on: boolean): void {
     this.readAloud = { ...this.readAloud, [profileId]: on };
     saveJson(READ_ALOUD_KEY, this.readAloud);
-    if (!on) this.stopSpeaking();
+    if (on) this.warmTts();
+    else this.stopSpeaking();
   }
+
+  /** Is read-aloud on for any profile (the speech engine will be needed)? */
+  get readAloudAnywhere(): boolean {
+    return Object.values(this.readAloud).some(Boolean);
+  }
+
+  /**
+   * Connect to the system's speech engine ahead of the first reply read aloud (speech-dispatcher may have to start
+   * first). Only when read-aloud is in use: connecting lists the engine's voices, which took ~1 s of CPU here.
+   */
+  warmTts(): void {
+    if (!this.tts && !this.ttsWarming) {
+      this.ttsWarming = true;
+      void this.loadTts().finally(() => (this.ttsWarming = false));
+    }
+  }
+  private ttsWarming = false;
 
   /** A final reply: the avatar shows it; read aloud when on for that profile. */
   onReply(profileId: string, markdown: string): void {
