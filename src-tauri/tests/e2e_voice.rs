@@ -481,6 +481,8 @@ fn e2e_voice_read_aloud() {
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     connected(&s, &agent);
+    // read-aloud on: that is what connects the app to the speech engine (not the launch)
+    s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Read replies aloud\"]').click()", json!([]));
     let tts = s.wait("tts status", 30, "return window.__hermesVoice.tts");
     if tts["available"] != json!(true) {
         let msg = format!("read-aloud unavailable here: {tts}");
@@ -497,7 +499,6 @@ fn e2e_voice_read_aloud() {
         ),
         json!([]),
     );
-    s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Read replies aloud\"]').click()", json!([]));
     s.exec(
         "const t=document.getElementById('composer-input'); t.focus(); t.value='read this aloud please';
          t.dispatchEvent(new Event('input',{bubbles:true}));",
@@ -570,9 +571,8 @@ fn bench_voice_keyup_to_frame() {
         per.sort_by(|a, b| b.1.total_cmp(&a.1));
         per.iter().take(6).map(|(n, p)| format!("{n} {p:.1} %")).collect::<Vec<_>>().join(", ")
     };
-    // Baseline: the connected app doing nothing for 10 s, once the start-up work is over (the TTS thread lists the
-    // system voices, ~1 s of CPU, in the first seconds) and the avatar has come to rest (its idle loops pause after
-    // 30 s with nothing happening: avatar.js).
+    // Baseline: the connected app doing nothing for 10 s, once the start-up work is over and the avatar has come to
+    // rest (its idle loops pause after 30 s with nothing happening: avatar.js).
     std::thread::sleep(Duration::from_secs(8));
     s.wait("the avatar resting", 60, &format!("{FRAME} return !!root && root.classList.contains('resting')"));
     // what still moves at rest (each running animation repaints every frame)
