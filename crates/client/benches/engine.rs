@@ -75,46 +75,38 @@ fn blaster(n: usize) -> std::net::SocketAddr {
     addr
 }
 
+/// A bare tokio-tungstenite read loop as a task on the runtime (like the engine): connect, say hello, read the
+/// `ready` and `n` messages — decoding each with the protocol crate when `decode`. Returns its time.
+async fn read_loop(addr: std::net::SocketAddr, n: usize, decode: bool) -> Duration {
+    tokio::spawn(async move {
+        let t = Instant::now();
+        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
+        ws.send(Message::text("{}")).await.unwrap();
+        let mut got = 0;
+        while let Some(Ok(m)) = ws.next().await {
+            if let Message::Text(text) = m {
+                if decode {
+                    let _ = std::hint::black_box(hermes_protocol::adapter::decode_down(text.as_str()));
+                }
+                got += 1;
+                if got == n + 1 {
+                    break;
+                }
+            }
+        }
+        t.elapsed()
+    })
+    .await
+    .unwrap()
+}
+
 /// One round; returns engine/bare.
 async fn receive_throughput(n: usize, print: bool) -> f64 {
     let addr = blaster(n);
     // bare read loop, a task like the engine
-    let bare = tokio::spawn(async move {
-        let t = Instant::now();
-        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
-        ws.send(Message::text("{}")).await.unwrap();
-        let mut got = 0;
-        while let Some(Ok(m)) = ws.next().await {
-            if m.is_text() {
-                got += 1;
-                if got == n + 1 {
-                    break;
-                }
-            }
-        }
-        t.elapsed()
-    })
-    .await
-    .unwrap();
+    let bare = read_loop(addr, n, false).await;
     // the same loop that also decodes each frame (the protocol crate's decoder): where the engine's time goes
-    let decoding = tokio::spawn(async move {
-        let t = Instant::now();
-        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/ws")).await.unwrap();
-        ws.send(Message::text("{}")).await.unwrap();
-        let mut got = 0;
-        while let Some(Ok(m)) = ws.next().await {
-            if let Message::Text(t) = m {
-                let _ = std::hint::black_box(hermes_protocol::adapter::decode_down(t.as_str()));
-                got += 1;
-                if got == n + 1 {
-                    break;
-                }
-            }
-        }
-        t.elapsed()
-    })
-    .await
-    .unwrap();
+    let decoding = read_loop(addr, n, true).await;
     // the engine
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = EngineConfig::new(format!("ws://{addr}/ws"), Dialect::Adapter, Secret::new("t"), "bench", dir.path());
