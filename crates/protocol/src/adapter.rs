@@ -305,7 +305,7 @@ impl MessageRef<'_> {
 
 impl DownMessage {
     /// A borrowed view of this message (what the reply assembler takes).
-    pub fn as_ref(&self) -> MessageRef<'_> {
+    pub fn view(&self) -> MessageRef<'_> {
         MessageRef {
             _t: serde::de::IgnoredAny,
             id: Cow::Borrowed(&self.id),

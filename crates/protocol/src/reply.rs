@@ -113,7 +113,7 @@ impl ReplyAssembler {
     /// One `message` frame in; the reply's whole text so far out. Chunk texts join in `index` order; an edit (or a
     /// repeated chunk) replaces its chunk in place, so a repeat never duplicates text.
     pub fn handle_message(&mut self, m: DownMessage) -> Result<ReplyUpdate, ReplyError> {
-        self.handle(m.as_ref())
+        self.handle(m.view())
     }
 
     /// [`handle_message`](Self::handle_message) for a frame decoded in place ([`crate::adapter::decode_message_ref`]).
@@ -131,20 +131,18 @@ impl ReplyAssembler {
             return Err(ReplyError::BadChunk { id: m.id.into_owned(), index, total: total.unwrap_or(0) });
         }
         let hash = self.hasher.hash_one(m.id.as_bytes());
-        if self.replies.find(hash, |e| e.id[..] == *m.id.as_bytes()).is_none() {
-            self.evict();
-            let seq = self.next_seq;
-            self.next_seq += 1;
-            self.order.push_back((hash, seq));
-            let hasher = &self.hasher;
-            self.replies.insert_unique(
-                hash,
-                Tracked { id: SmallVec::from_slice(m.id.as_bytes()), seq, reply: Reply::default() },
-                |e| hasher.hash_one(&e.id[..]),
-            );
-        }
-        let Some(Tracked { reply: r, .. }) = self.replies.find_mut(hash, |e| e.id[..] == *m.id.as_bytes()) else {
-            return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES }); // unreachable: inserted above
+        let same_id = |e: &Tracked| e.id[..] == *m.id.as_bytes();
+        let r = match self.replies.find_mut(hash, same_id) {
+            Some(e) => &mut e.reply,
+            None => {
+                self.evict();
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.order.push_back((hash, seq));
+                let hasher = &self.hasher;
+                let tracked = Tracked { id: SmallVec::from_slice(m.id.as_bytes()), seq, reply: Reply::default() };
+                &mut self.replies.insert_unique(hash, tracked, |e| hasher.hash_one(&e.id[..])).into_mut().reply
+            }
         };
         if r.truncated {
             return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES });

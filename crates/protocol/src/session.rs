@@ -459,7 +459,7 @@ impl Session {
                 let avatar_url = avatar_url.filter(|u| !u.trim().is_empty());
                 self.become_ready(session, avatar_url, capabilities.unwrap_or_default());
             }
-            Down::Message(m) => self.on_message(m.as_ref()),
+            Down::Message(m) => self.on_message(m.view()),
             Down::Prompt(p) => {
                 self.cards.insert(p.id.clone(), Card { options: p.options.clone(), answered: false });
                 self.events.push_back(Event::Prompt {
