@@ -53,6 +53,7 @@ export class VoiceHub {
   error = $state<VoiceError | null>(null);
   settings = $state<VoiceSettings | null>(null);
   tts = $state<TtsStatus | null>(null);
+  private ttsWarming = false;
   ttsSpeaking = $state(false);
   notesPlaying = $state(0);
   /** Read-aloud on/off per profile id (default off). */
@@ -263,7 +264,6 @@ export class VoiceHub {
       void this.loadTts().finally(() => (this.ttsWarming = false));
     }
   }
-  private ttsWarming = false;
 
   /** A final reply: the avatar shows it; read aloud when on for that profile. */
   onReply(profileId: string, markdown: string): void {
