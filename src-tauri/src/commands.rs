@@ -255,12 +255,7 @@ pub async fn send_command(
     profile_id: String,
     command: EngineCommand,
 ) -> AppResult<SendResult> {
-    let engines = state.engines.lock().await;
-    let e = engines.get(&profile_id).ok_or_else(|| AppError::new("not_connected", "this profile is not connected"))?;
-    match e.handle.command(command).await {
-        Ok(id) => Ok(SendResult { id }),
-        Err(reason) => Err(AppError::new("rejected", reason)),
-    }
+    Ok(SendResult { id: state.engine_command(&profile_id, command).await? })
 }
 
 #[tauri::command(async)]

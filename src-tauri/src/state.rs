@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use hermes_client::{Handle, Secret};
 use hermes_store::{Cursor, Store};
 
-use crate::ipc::KeychainInfo;
+use crate::error::{AppError, AppResult};
+use crate::ipc::{EngineCommand, KeychainInfo};
 
 pub struct Engine {
     pub handle: Handle,
@@ -40,6 +41,14 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// Hand a command to a profile's engine: the id a message went under, or `not_connected` / `rejected` (nothing sent).
+    pub async fn engine_command(&self, profile_id: &str, command: EngineCommand) -> AppResult<Option<String>> {
+        let engines = self.engines.lock().await;
+        let e =
+            engines.get(profile_id).ok_or_else(|| AppError::new("not_connected", "this profile is not connected"))?;
+        e.handle.command(command).await.map_err(|reason| AppError::new("rejected", reason))
+    }
+
     pub fn new(store: Store, data_dir: PathBuf, log_dir: PathBuf, keychain: KeychainInfo) -> Self {
         AppState {
             store: Arc::new(Mutex::new(store)),

@@ -1,10 +1,12 @@
 //! Voice in the shell (A-23…A-25): the microphone (push-to-talk and hands-free), the push-to-talk global shortcut,
 //! read-aloud, and the settings they share. Thin: capture, WAV, VAD and TTS live in `hermes-voice`.
 //!
-//! Flow: the UI calls `voice_start` with a Channel for levels (~30/s) and hands-free utterances; `voice_stop` returns
-//! the finished clip(s) as WAV files in the app's temp folder (≤ 8 MiB each, A-24), which the UI sends as `audio`
-//! commands through the engine (with the local echo as a voice note). The global shortcut only reports
-//! pressed/released to the UI, so the button, the shortcut and the hands-free mode share one path.
+//! Flow: the UI calls `voice_start` with a Channel for levels (~30/s) and hands-free utterances; `voice_stop` writes
+//! the finished clip(s) as WAV files in the app's temp folder (≤ 8 MiB each, A-24) and, given a [`VoiceSendTo`],
+//! hands them to the profile's engine as `audio` commands itself — key-up to frame is one IPC call, not two round
+//! trips through the page — and returns them with the ids they were sent under, for the UI's local echo (a voice
+//! note). Hands-free utterances arrive on the Channel and the UI sends them. The global shortcut only reports
+//! pressed/released to the UI, so the button and the shortcut share one path.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,6 +127,23 @@ pub struct VoiceClip {
     pub path: String,
     pub secs: f64,
     pub size: u32,
+    /// Sent by `voice_stop` (a [`VoiceSendTo`] was given): the message id the engine took it under.
+    pub id: Option<String>,
+    /// Sent by `voice_stop` but refused (not connected, over the agent's limit…): nothing went out; the UI shows the
+    /// echo as failed, with retry.
+    pub error: Option<AppError>,
+}
+
+/// Where `voice_stop` sends a push-to-talk clip at once (key-up → `audio` frame without a round trip through the UI).
+#[derive(Debug, Clone, Deserialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct VoiceSendTo {
+    pub profile_id: String,
+    /// v3 conversation (as in `send_command`).
+    pub session: Option<String>,
+    /// Message ids chosen by the UI for the clips, in order (a long recording is split, A-24); clips beyond them get
+    /// ids from the engine.
+    pub ids: Vec<String>,
 }
 
 /// What a running recording tells the UI (over the Channel given to `voice_start`).
@@ -284,6 +303,8 @@ pub fn write_clips(samples: &[i16], dir: &Path, max_bytes: usize) -> AppResult<V
             path: path.display().to_string(),
             secs: wav::duration_secs(&part).unwrap_or(0.0),
             size: u32::try_from(part.len()).unwrap_or(u32::MAX),
+            id: None,
+            error: None,
         });
     }
     Ok(out)
@@ -493,16 +514,21 @@ fn cancel_active(state: &VoiceState) {
     }
 }
 
-/// Stop: push-to-talk returns the clip(s) to send (an error `too_short` for < 300 ms); hands-free ends listening
-/// (an utterance in progress still arrives on the Channel) and returns nothing.
+/// Stop: push-to-talk returns the clip(s) (an error `too_short` for < 300 ms) — sent already when `send` names the
+/// profile (each clip's `id`, or its `error` if the engine refused it); hands-free ends listening (an utterance in
+/// progress still arrives on the Channel) and returns nothing.
 #[tauri::command]
 #[specta::specta]
-pub async fn voice_stop(state: State<'_, VoiceState>) -> AppResult<Vec<VoiceClip>> {
+pub async fn voice_stop(
+    state: State<'_, VoiceState>,
+    app_state: State<'_, crate::state::AppState>,
+    send: Option<VoiceSendTo>,
+) -> AppResult<Vec<VoiceClip>> {
     let Some(active) = state.active.lock()?.take() else {
         return Err(AppError::new("not_recording", "nothing is being recorded"));
     };
     let tmp = state.tmp_dir.clone();
-    blocking(move || match active.mode {
+    let mut clips = blocking(move || match active.mode {
         VoiceMode::PushToTalk => {
             let t = std::time::Instant::now();
             let samples = active.recording.stop_samples().map_err(|e| capture_error(&e))?;
@@ -515,7 +541,7 @@ pub async fn voice_stop(state: State<'_, VoiceState>) -> AppResult<Vec<VoiceClip
                 wav_ms = (t.elapsed() - stopped).as_secs_f64() * 1000.0,
                 "voice clip ready"
             );
-            Ok(clips)
+            Ok::<_, AppError>(clips)
         }
         VoiceMode::HandsFree => {
             active.recording.cancel(); // drops the sample callback → the VAD thread flushes and ends
@@ -525,7 +551,33 @@ pub async fn voice_stop(state: State<'_, VoiceState>) -> AppResult<Vec<VoiceClip
             Ok(vec![])
         }
     })
-    .await?
+    .await??;
+    if let Some(to) = send {
+        send_clips(&app_state, to, &mut clips).await;
+    }
+    Ok(clips)
+}
+
+/// Hand each clip to the profile's engine as an `audio` command, in order; a refusal is kept on its clip (the rest are
+/// still sent: each is a message of its own).
+async fn send_clips(app: &crate::state::AppState, to: VoiceSendTo, clips: &mut [VoiceClip]) {
+    let mut ids = to.ids.into_iter();
+    for clip in clips.iter_mut() {
+        let id = ids.next();
+        let cmd = crate::ipc::EngineCommand::Audio {
+            path: clip.path.clone(),
+            text: None,
+            id: id.clone(),
+            session: to.session.clone(),
+        };
+        match app.engine_command(&to.profile_id, cmd).await {
+            Ok(sent) => clip.id = sent.or(id),
+            Err(e) => {
+                clip.id = id;
+                clip.error = Some(e);
+            }
+        }
+    }
 }
 
 /// Esc: stop without sending anything.

@@ -412,7 +412,10 @@ fn e2e_voice_capture() {
     assert_eq!(bytes, 44 + (dur * 16_000.0).round() as u64 * 2, "16 kHz mono PCM16 (A-23)");
     // The local echo: a voice note in the chat.
     s.wait("the voice note's player", 10, "return !!document.querySelector('.row.out .voice button.play')");
-    std::thread::sleep(Duration::from_secs(2)); // still there once the message is delivered
+    // `voice_stop` sent it itself: the engine's `sent`/`delivered` may reach the page before the echo; it still ends
+    // up delivered.
+    s.wait("the voice note delivered", 15, "return !!document.querySelector('.row.out .state.delivered')");
+    std::thread::sleep(Duration::from_secs(1));
     let player = s.exec("return !!document.querySelector('.row.out .voice button.play')", json!([]));
     assert_eq!(player, json!(true), "the sent voice note lost its player");
     // legible on the accent-coloured bubble: the slider's track is not drawn in the bubble's own colour

@@ -258,12 +258,13 @@ async voiceStart(mode: VoiceMode, onEvent: TAURI_CHANNEL<VoiceEvent>) : Promise<
 }
 },
 /**
- * Stop: push-to-talk returns the clip(s) to send (an error `too_short` for < 300 ms); hands-free ends listening
- * (an utterance in progress still arrives on the Channel) and returns nothing.
+ * Stop: push-to-talk returns the clip(s) (an error `too_short` for < 300 ms) — sent already when `send` names the
+ * profile (each clip's `id`, or its `error` if the engine refused it); hands-free ends listening (an utterance in
+ * progress still arrives on the Channel) and returns nothing.
  */
-async voiceStop() : Promise<Result<VoiceClip[], AppError>> {
+async voiceStop(send: VoiceSendTo | null) : Promise<Result<VoiceClip[], AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("voice_stop") };
+    return { status: "ok", data: await TAURI_INVOKE("voice_stop", { send }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -562,7 +563,16 @@ export type UpdateCheck =
 /**
  * A finished clip: a 16 kHz mono PCM16 WAV (A-23) of at most 8 MiB (A-24), ready for an `audio` command.
  */
-export type VoiceClip = { path: string; secs: number; size: number }
+export type VoiceClip = { path: string; secs: number; size: number; 
+/**
+ * Sent by `voice_stop` (a [`VoiceSendTo`] was given): the message id the engine took it under.
+ */
+id: string | null; 
+/**
+ * Sent by `voice_stop` but refused (not connected, over the agent's limit…): nothing went out; the UI shows the
+ * echo as failed, with retry.
+ */
+error: AppError | null }
 export type VoiceDevice = { name: string; id: string; isDefault: boolean }
 export type VoiceDevices = { 
 /**
@@ -614,6 +624,19 @@ export type VoiceMode =
  * Listen continuously; every utterance arrives as [`VoiceEvent::Utterance`].
  */
 "hands_free"
+/**
+ * Where `voice_stop` sends a push-to-talk clip at once (key-up → `audio` frame without a round trip through the UI).
+ */
+export type VoiceSendTo = { profileId: string; 
+/**
+ * v3 conversation (as in `send_command`).
+ */
+session: string | null; 
+/**
+ * Message ids chosen by the UI for the clips, in order (a long recording is split, A-24); clips beyond them get
+ * ids from the engine.
+ */
+ids: string[] }
 /**
  * Voice settings, remembered per machine (a JSON file in the data folder).
  */

@@ -1,11 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
-import { fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import type { EngineEvent } from '../lib/backend/types';
 import { BackendError } from '../lib/backend/backend';
 import { FakeVoiceBackend } from '../lib/backend/voice-fake';
 import type { Backend } from '../lib/backend/backend';
 import { AvatarDriver, applyToWindow, deriveState, encodeCall, setAnimationsPaused, syllableEnvelope } from '../lib/voice/avatar';
 import { VoiceHub, type VoiceTarget } from '../lib/voice/voice.svelte';
-import type { VoiceClip } from '../lib/backend/voice';
+import type { VoiceClip, VoiceSendTo } from '../lib/backend/voice';
 import MicButton from '../lib/components/MicButton.svelte';
 import { renderApp, ready, composer } from './helpers';
 import { speechText } from '../lib/markdown/speech';
@@ -25,13 +26,30 @@ function fakePage() {
 
 function hub(opts: { target?: VoiceTarget | null } = {}) {
   const vb = new FakeVoiceBackend();
+  /** Clips that reached the chat: sent by the UI (hands-free) or by the shell and echoed (push-to-talk). */
   const sent: VoiceClip[] = [];
+  const routes: VoiceSendTo[] = [];
+  const settled: VoiceSendTo[] = [];
   const target: VoiceTarget | null =
-    opts.target === undefined ? { profileId: 'p1', send: async (c) => void sent.push(c) } : opts.target;
+    opts.target === undefined
+      ? {
+          profileId: 'p1',
+          send: async (c) => void sent.push(c),
+          route: () => {
+            const r = { profileId: 'p1', session: null, ids: [`v${routes.length}a`, `v${routes.length}b`] };
+            routes.push(r);
+            return r;
+          },
+          adopt: (c) => void sent.push(c),
+          settle: (r) => void settled.push(r),
+        }
+      : opts.target;
   const backend = { fileUrl: async (p: string) => `asset://localhost/${p}` } as unknown as Backend;
   const h = new VoiceHub(vb, backend, () => target);
-  return { h, vb, sent };
+  return { h, vb, sent, routes, settled };
 }
+
+const clip = (path: string, secs: number, size: number): VoiceClip => ({ path, secs, size, id: null, error: null });
 
 describe('avatar driver (A-28)', () => {
   it('JSON-encodes every argument and the page receives hostile text intact', () => {
@@ -102,12 +120,9 @@ describe('avatar driver (A-28)', () => {
 });
 
 describe('push-to-talk', () => {
-  it('press starts, release stops and sends every clip', async () => {
-    const { h, vb, sent } = hub();
-    vb.nextStop = [
-      { path: '/tmp/a.wav', secs: 250, size: 8_000_000 },
-      { path: '/tmp/b.wav', secs: 10, size: 320_044 },
-    ];
+  it('press starts, release stops and the shell sends every clip under the route\'s ids (A-24)', async () => {
+    const { h, vb, sent, routes, settled } = hub();
+    vb.nextStop = [clip('/tmp/a.wav', 250, 8_000_000), clip('/tmp/b.wav', 10, 320_044)];
     await h.press();
     expect(h.phase).toBe('recording');
     expect(vb.called('start')[0].args).toEqual(['push_to_talk']);
@@ -119,7 +134,13 @@ describe('push-to-talk', () => {
     expect(h.shown).toBe('listening');
     await h.release();
     expect(h.phase).toBe('idle');
-    expect(sent.map((c) => c.path)).toEqual(['/tmp/a.wav', '/tmp/b.wav']);
+    // One call: stop + send (no second round trip through the page); the echoes carry the ids it was sent under.
+    expect(vb.called('stop')[0].args).toEqual([routes[0]]);
+    expect(sent.map((c) => [c.path, c.id])).toEqual([
+      ['/tmp/a.wav', 'v0a'],
+      ['/tmp/b.wav', 'v0b'],
+    ]);
+    expect(settled).toEqual(routes);
   });
 
   it('a release before the microphone opened still ends the recording', async () => {
@@ -135,12 +156,13 @@ describe('push-to-talk', () => {
   });
 
   it('too short: nothing sent, a transient hint', async () => {
-    const { h, vb, sent } = hub();
+    const { h, vb, sent, routes, settled } = hub();
     vb.nextStop = new BackendError({ code: 'too_short', message: 'recording too short' });
     await h.press();
     await h.release();
     expect(sent).toHaveLength(0);
     expect(h.error?.code).toBe('too_short');
+    expect(settled).toEqual(routes); // the ids it would have used are forgotten
   });
 
   it('Esc cancels without sending', async () => {
@@ -181,7 +203,7 @@ describe('hands-free and the agent voice', () => {
     vb.emit({ kind: 'barge_in' });
     expect(vb.called('ttsStop')).toHaveLength(1);
     expect(h.speaking).toBe(false);
-    vb.emit({ kind: 'utterance', clips: [{ path: '/tmp/u1.wav', secs: 1.4, size: 44_844 }] });
+    vb.emit({ kind: 'utterance', clips: [clip('/tmp/u1.wav', 1.4, 44_844)] });
     await waitFor(() => expect(sent.map((c) => c.path)).toEqual(['/tmp/u1.wav']));
     await h.setHandsFree(false);
     expect(h.phase).toBe('idle');
@@ -277,17 +299,25 @@ describe('mic button', () => {
 });
 
 describe('in the app (mockIPC: the generated bindings and a real Channel)', () => {
-  it('hold the mic, release: an audio command with a local voice-note echo (A-23)', async () => {
+  it('hold the mic, release: the shell sends the audio in the same call, the echo is a voice note (A-23)', async () => {
     let voiceChannel: number | null = null;
+    let emit: ((e: EngineEvent) => void) | null = null;
     const ipc = await renderApp({
       handlers: {
         voice_start: (a) => {
           voiceChannel = (a.onEvent as { id: number }).id;
           return 'Built-in Microphone';
         },
-        voice_stop: () => [{ path: '/data/tmp/voice-1.wav', secs: 3.2, size: 102_444 }],
+        voice_stop: (a) => {
+          const to = a.send as VoiceSendTo;
+          // The engine's events for it overtake this reply (they travel on the connection's Channel).
+          emit!({ event: 'sent', id: to.ids[0] });
+          emit!({ event: 'delivered', id: to.ids[0] });
+          return [{ path: '/data/tmp/voice-1.wav', secs: 3.2, size: 102_444, id: to.ids[0], error: null }];
+        },
       },
     });
+    emit = ipc.emit;
     await ready(ipc);
     expect(composer()).toBeInTheDocument();
     const mic = screen.getByRole('button', { name: /Hold to talk/ });
@@ -299,9 +329,43 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
     internals.runCallback(voiceChannel!, { index: 0, message: { kind: 'level', level: 0.5 } });
     await waitFor(() => expect(mic.dataset.level).toBe('0.50'));
     await fireEvent.pointerUp(mic, { button: 0, pointerId: 1 });
-    await waitFor(() => expect(ipc.commands('audio')).toHaveLength(1));
-    expect(ipc.commands('audio')[0]).toMatchObject({ cmd: 'audio', path: '/data/tmp/voice-1.wav' });
     await waitFor(() => expect(document.querySelector('.voice')).not.toBeNull());
+    const stop = ipc.calls.find((c) => c.cmd === 'voice_stop')!;
+    const to = stop.args.send as VoiceSendTo;
+    expect(to.profileId).toBe(ipc.app.currentSession!.profile.id);
+    expect(new Set(to.ids).size).toBe(to.ids.length);
+    expect(ipc.commands('audio')).toHaveLength(0); // the shell sent it: no second call from the page
+    const row = document.querySelector(`[data-message-id="${to.ids[0]}"]`) as HTMLElement;
+    expect(row).not.toBeNull();
+    // The early `sent`/`delivered` were kept for the echo, not lost.
+    await waitFor(() => expect(within(row).getByLabelText('Delivered')).toBeInTheDocument());
+  });
+
+  it('a clip the shell could not send shows failed, and retry sends it as an audio command with its id', async () => {
+    let voiceChannel: number | null = null;
+    const ipc = await renderApp({
+      handlers: {
+        voice_start: (a) => {
+          voiceChannel = (a.onEvent as { id: number }).id;
+          return 'Built-in Microphone';
+        },
+        voice_stop: (a) => {
+          const to = a.send as VoiceSendTo;
+          const error = { code: 'not_connected', message: 'this profile is not connected' };
+          return [{ path: '/data/tmp/voice-2.wav', secs: 2, size: 64_044, id: to.ids[0], error }];
+        },
+      },
+    });
+    await ready(ipc);
+    const mic = screen.getByRole('button', { name: /Hold to talk/ });
+    await fireEvent.pointerDown(mic, { button: 0, pointerId: 1 });
+    await waitFor(() => expect(voiceChannel).not.toBeNull());
+    await fireEvent.pointerUp(mic, { button: 0, pointerId: 1 });
+    const id = ((ipc.calls.find((c) => c.cmd === 'voice_stop')?.args.send as VoiceSendTo | undefined)?.ids ?? [])[0];
+    await waitFor(() => expect(document.querySelector(`[data-message-id="${id}"] .bubble.failed`)).not.toBeNull());
+    await fireEvent.click(await screen.findByRole('button', { name: 'Retry' }));
+    await waitFor(() => expect(ipc.commands('audio')).toHaveLength(1));
+    expect(ipc.commands('audio')[0]).toMatchObject({ cmd: 'audio', path: '/data/tmp/voice-2.wav', id });
   });
 
   it('the avatar pane embeds the bundled page in a same-origin iframe with a detach button', async () => {

@@ -1,5 +1,6 @@
 // An in-memory VoiceBackend for tests and the browser demo: records every call, lets tests push events.
-import { BackendError } from './backend';
+import { BackendError, toBackendError } from './backend';
+import type { Command, SendResult } from './types';
 import type {
   AvatarMethod,
   TtsEvent,
@@ -9,6 +10,7 @@ import type {
   VoiceDevices,
   VoiceEvent,
   VoiceMode,
+  VoiceSendTo,
   VoiceSettings,
 } from './voice';
 
@@ -17,7 +19,7 @@ export class FakeVoiceBackend implements VoiceBackend {
   settingsValue: VoiceSettings = { device: null, shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1 };
   ttsAvailable = true;
   /** What the next `stop()` does. */
-  nextStop: VoiceClip[] | BackendError = [{ path: '/tmp/voice-1.wav', secs: 2.5, size: 80044 }];
+  nextStop: VoiceClip[] | BackendError = [{ path: '/tmp/voice-1.wav', secs: 2.5, size: 80044, id: null, error: null }];
   startError: BackendError | null = null;
   startDelay = 0;
   onEvent: ((ev: VoiceEvent) => void) | null = null;
@@ -25,6 +27,10 @@ export class FakeVoiceBackend implements VoiceBackend {
   tts = new Set<(ev: TtsEvent) => void>();
   closed = new Set<(label: string) => void>();
   remoteReachable = true;
+
+  /** `sender`: where `stop(send)` hands the clips, as the shell hands them to the engine (the browser demo passes the
+   *  fake Backend's `sendCommand`); without it they are only given their ids. */
+  constructor(private sender?: (profileId: string, cmd: Command) => Promise<SendResult>) {}
 
   private log(name: string, ...args: unknown[]) {
     this.calls.push({ name, args });
@@ -64,12 +70,24 @@ export class FakeVoiceBackend implements VoiceBackend {
     this.onEvent = onEvent;
     return 'Built-in Microphone';
   }
-  async stop() {
-    this.log('stop');
+  async stop(send?: VoiceSendTo) {
+    this.log('stop', send);
     this.onEvent = null;
     const r = this.nextStop;
     if (r instanceof BackendError) throw r;
-    return r;
+    if (!send) return r;
+    const out: VoiceClip[] = [];
+    for (const [i, c] of r.entries()) {
+      const id = send.ids[i] ?? `voice-${i}`;
+      try {
+        const res = await this.sender?.(send.profileId, { cmd: 'audio', path: c.path, id, session: send.session ?? undefined });
+        out.push({ ...c, id: res?.id ?? id, error: null });
+      } catch (e) {
+        const err = toBackendError(e);
+        out.push({ ...c, id, error: { code: err.code, message: err.message } });
+      }
+    }
+    return out;
   }
   async cancel() {
     this.log('cancel');

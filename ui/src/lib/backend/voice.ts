@@ -11,11 +11,12 @@ import {
   type VoiceDevices,
   type VoiceEvent,
   type VoiceMode,
+  type VoiceSendTo,
   type VoiceSettings,
 } from '../../bindings';
 import { toBackendError } from './backend';
 
-export type { AvatarMethod, TtsEvent, TtsStatus, VoiceClip, VoiceDevices, VoiceEvent, VoiceMode, VoiceSettings };
+export type { AvatarMethod, TtsEvent, TtsStatus, VoiceClip, VoiceDevices, VoiceEvent, VoiceMode, VoiceSendTo, VoiceSettings };
 
 export interface VoiceBackend {
   devices(): Promise<VoiceDevices>;
@@ -23,8 +24,9 @@ export interface VoiceBackend {
   saveSettings(s: VoiceSettings): Promise<VoiceSettings>;
   /** Starts the microphone; levels (~30/s), hands-free utterances and errors arrive on `onEvent`. Resolves to the device name. */
   start(mode: VoiceMode, onEvent: (ev: VoiceEvent) => void): Promise<string>;
-  /** Push-to-talk: the finished clip(s) (≤ 8 MiB each). Throws `too_short` under 300 ms. */
-  stop(): Promise<VoiceClip[]>;
+  /** Push-to-talk: the finished clip(s) (≤ 8 MiB each), already sent as `audio` commands when `send` is given (each
+   *  with its id, or its error). Throws `too_short` under 300 ms. */
+  stop(send?: VoiceSendTo): Promise<VoiceClip[]>;
   cancel(): Promise<void>;
   ttsStatus(): Promise<TtsStatus>;
   ttsSpeak(text: string): Promise<number>;
@@ -82,8 +84,8 @@ export class TauriVoiceBackend implements VoiceBackend {
     ch.onmessage = onEvent;
     return unwrap(commands.voiceStart(mode, ch));
   }
-  stop() {
-    return unwrap(commands.voiceStop());
+  stop(send?: VoiceSendTo) {
+    return unwrap(commands.voiceStop(send ?? null));
   }
   async cancel() {
     await unwrap(commands.voiceCancel());

@@ -14,6 +14,7 @@ import type {
   PromptOption,
   StoredMessage,
 } from '../backend/types';
+import type { VoiceClip, VoiceSendTo } from '../backend/voice';
 import { markOnce, newId, nextFrame } from '../util/frame';
 import { parseTime } from '../util/format';
 import { guessMime, kindFromMime, maxMediaBytes } from '../util/media';
@@ -65,6 +66,9 @@ export type TimelineItem = MessageItem | CardItem | DownloadItem;
 
 export const HISTORY_PAGE = 50;
 export const PAIRING_WAIT_MS = 15_000;
+/** A push-to-talk recording holds up to four messages' worth and is split into ≤ 8 MiB WAVs (A-24): with each
+ *  part's header, at most five. */
+const MAX_VOICE_PARTS = 5;
 
 export function fromStored(m: StoredMessage): MessageItem {
   return {
@@ -162,6 +166,9 @@ export class ProfileSession {
 
   private timelines = new SvelteMap<string, Timeline>();
   private pending = new Map<string, EventOf<'message'>>();
+  /** Ids the shell is sending push-to-talk clips under (`voice_stop`, {@link voiceRoute}) → the events about them that
+   *  arrived before the clip's echo exists (the engine's `sent` can overtake `voice_stop`'s reply). */
+  private voiceIds = new Map<string, EngineEvent[]>();
   private frameScheduled = false;
   private gotReply = false;
   private pairingTimer: ReturnType<typeof setTimeout> | null = null;
@@ -325,6 +332,11 @@ export class ProfileSession {
 
   /** Everything the engine says. Streamed edits are coalesced to one update per animation frame. */
   handle(ev: EngineEvent): void {
+    const early = 'id' in ev && typeof ev.id === 'string' ? this.voiceIds.get(ev.id) : undefined;
+    if (early && (ev.event === 'sent' || ev.event === 'delivered' || ev.event === 'error' || ev.event === 'rejected')) {
+      early.push(ev);
+      return;
+    }
     switch (ev.event) {
       case 'connecting':
         markOnce('hermes:engine-connecting');
@@ -639,11 +651,44 @@ export class ProfileSession {
 
   /** A recorded voice note (16 kHz mono WAV, A-23): sent as an `audio` command, echoed locally as a voice note. */
   async sendVoice(conversationId: string, clip: { path: string; size: number }): Promise<MessageItem> {
+    const item = this.voiceEcho(conversationId, newId(), clip);
+    await this.transmit(this.timeline(conversationId), item);
+    return item;
+  }
+
+  /** Push-to-talk: where the shell sends the clips itself when the key comes up (`voice_stop`), with the ids their
+   *  echoes will carry ({@link adoptVoice}); {@link settleVoice} when the stop is over. */
+  voiceRoute(conversationId: string): VoiceSendTo {
+    const ids = Array.from({ length: MAX_VOICE_PARTS }, () => newId());
+    for (const id of ids) this.voiceIds.set(id, []);
+    this.armPairingTimer();
+    return { profileId: this.profile.id, session: this.sessionFor(this.timeline(conversationId)) ?? null, ids };
+  }
+
+  /** The echo of a clip the shell sent (or could not: `clip.error`, shown failed with retry). */
+  adoptVoice(conversationId: string, clip: VoiceClip): MessageItem {
+    const id = clip.id ?? newId();
+    const item = this.voiceEcho(conversationId, id, clip);
+    if (clip.error) {
+      item.state = 'failed';
+      item.error = { code: clip.error.code, text: clip.error.message };
+    }
+    const early = this.voiceIds.get(id);
+    this.voiceIds.delete(id);
+    for (const ev of early ?? []) this.handle(ev);
+    return item;
+  }
+
+  /** The stop is over: ids no clip used are forgotten. */
+  settleVoice(route: VoiceSendTo): void {
+    for (const id of route.ids) this.voiceIds.delete(id);
+  }
+
+  private voiceEcho(conversationId: string, id: string, clip: { path: string; size: number }): MessageItem {
     const tl = this.timeline(conversationId);
     this.activeConversationId = conversationId;
-    const id = newId();
     const filename = clip.path.split(/[\\/]/).pop() || 'voice.wav';
-    const item = tl.push<MessageItem>({
+    return tl.push<MessageItem>({
       type: 'message',
       id,
       direction: 'out',
@@ -653,8 +698,6 @@ export class ProfileSession {
       createdAt: Date.now(),
       attachments: [{ mediaId: id, kind: 'voice', mime: 'audio/wav', filename, path: clip.path, size: clip.size }],
     });
-    await this.transmit(tl, item);
-    return item;
   }
 
   /** Retry a failed message with its original id (A-6: the adapter drops repeats). */

@@ -3,7 +3,7 @@
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../backend/backend';
 import { toBackendError } from '../backend/backend';
-import type { TtsStatus, VoiceBackend, VoiceClip, VoiceEvent, VoiceSettings } from '../backend/voice';
+import type { TtsStatus, VoiceBackend, VoiceClip, VoiceEvent, VoiceSendTo, VoiceSettings } from '../backend/voice';
 import { inTauri } from '../backend';
 import { TauriVoiceBackend } from '../backend/voice';
 import { FakeVoiceBackend } from '../backend/voice-fake';
@@ -16,7 +16,14 @@ export type MicPhase = 'idle' | 'starting' | 'recording' | 'sending' | 'handsfre
 
 export interface VoiceTarget {
   profileId: string;
+  /** Hands-free: send an utterance (an `audio` command through the engine, with its echo). */
   send(clip: VoiceClip): Promise<unknown>;
+  /** Push-to-talk: where the shell sends the clips itself on key-up (`voice_stop`), ids included. */
+  route(): VoiceSendTo;
+  /** The echo of a clip `voice_stop` sent (or refused: `clip.error`). */
+  adopt(clip: VoiceClip): void;
+  /** The stop is over (sent, refused or failed): forget the route's ids. */
+  settle(route: VoiceSendTo): void;
 }
 
 export interface VoiceError {
@@ -183,7 +190,8 @@ export class VoiceHub {
     if (this.releaseAfterStart) await this.release();
   }
 
-  /** Button or shortcut released: send. */
+  /** Button or shortcut released: send. The shell stops, writes the WAV and hands it to the engine in one call; the
+   *  echo follows (key-up → `audio` frame has no round trip through the page). */
   async release(): Promise<void> {
     if (this.phase === 'starting') {
       this.releaseAfterStart = true;
@@ -192,13 +200,18 @@ export class VoiceHub {
     if (this.phase !== 'recording') return;
     this.phase = 'sending';
     this.level = 0;
+    const t = this.target();
+    const route = t?.route();
     try {
-      const clips = await this.vb.stop();
+      const clips = await this.vb.stop(route);
       this.phase = 'idle';
-      await this.deliver(clips);
+      if (t && route) for (const c of clips) t.adopt(c);
+      else await this.deliver(clips);
     } catch (e) {
       this.phase = 'idle';
       this.fail(e, toBackendError(e).code === 'too_short');
+    } finally {
+      if (t && route) t.settle(route);
     }
   }
 
@@ -394,12 +407,18 @@ export function getVoice(): VoiceHub | null {
 
 /** The hub for this app: Tauri in the app, the in-memory fake in a plain browser (dev) and in tests. */
 export function createVoiceHub(app: AppState, backend: Backend, vb?: VoiceBackend): VoiceHub {
-  const v = vb ?? (inTauri() ? new TauriVoiceBackend() : new FakeVoiceBackend());
+  const v = vb ?? (inTauri() ? new TauriVoiceBackend() : new FakeVoiceBackend((pid, cmd) => backend.sendCommand(pid, cmd)));
   return new VoiceHub(v, backend, () => {
     const s = app.currentSession;
     const sel = app.selection;
     if (!s || !sel) return null;
     const conversationId = sel.conversationId;
-    return { profileId: s.profile.id, send: (clip) => s.sendVoice(conversationId, clip) };
+    return {
+      profileId: s.profile.id,
+      send: (clip) => s.sendVoice(conversationId, clip),
+      route: () => s.voiceRoute(conversationId),
+      adopt: (clip) => void s.adoptVoice(conversationId, clip),
+      settle: (route) => s.settleVoice(route),
+    };
   });
 }
