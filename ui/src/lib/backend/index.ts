@@ -13,6 +13,11 @@ export function setBackend(b: Backend): Backend {
   return b;
 }
 
+/** A context holding only the backend, for components mounted outside the app's tree. */
+export function backendContext(b: Backend): Map<unknown, unknown> {
+  return new Map([[KEY, b]]);
+}
+
 export function getBackend(): Backend {
   const b = getContext<Backend | undefined>(KEY);
   if (!b) throw new Error('Backend missing from context');

@@ -1,0 +1,53 @@
+import { describe, expect, it, vi } from 'vitest';
+import { TYPE_SAMPLE, warmTypography } from '../lib/markdown/warm';
+import { backendContext } from '../lib/backend';
+import { FakeBackend } from '../lib/backend/fake';
+
+const ctx = () => backendContext(new FakeBackend());
+
+describe('typography warm-up (fonts chosen before a streamed reply needs them)', () => {
+  it('lays out every markdown style once, hidden from people and assistive tech, then leaves nothing behind', async () => {
+    let seen: { tags: string[]; hidden: string | null; inert: boolean; opacity: string } | null = null;
+    const raf = vi.spyOn(window, 'requestAnimationFrame').mockImplementation((cb) => {
+      const host = document.querySelector('.type-warmup') as HTMLElement | null;
+      if (host && !seen)
+        seen = {
+          tags: [...new Set([...host.querySelectorAll('*')].map((e) => e.tagName.toLowerCase()))],
+          hidden: host.getAttribute('aria-hidden'),
+          inert: host.inert,
+          opacity: host.style.opacity,
+        };
+      return setTimeout(() => cb(performance.now()), 0) as unknown as number;
+    });
+    try {
+      await warmTypography(ctx(), 2);
+      expect(seen).not.toBeNull();
+      const s = seen!;
+      for (const tag of ['h1', 'h2', 'h3', 'h4', 'strong', 'em', 'del', 'code', 'pre', 'ul', 'ol', 'blockquote', 'table', 'a'])
+        expect(s.tags, tag).toContain(tag);
+      expect(s.tags).toContain('span'); // highlighted code tokens
+      expect(s.hidden).toBe('true');
+      expect(s.inert).toBe(true);
+      expect(Number(s.opacity)).toBeLessThan(0.01);
+      expect(document.querySelector('.type-warmup')).toBeNull();
+      expect(TYPE_SAMPLE).toContain('```rust');
+    } finally {
+      raf.mockRestore();
+    }
+  });
+
+  it('a window that gets no frames still removes the sample', async () => {
+    vi.useFakeTimers();
+    const raf = vi.spyOn(window, 'requestAnimationFrame').mockImplementation(() => 0);
+    try {
+      const p = warmTypography(ctx());
+      expect(document.querySelector('.type-warmup')).not.toBeNull();
+      await vi.advanceTimersByTimeAsync(1600);
+      await p;
+      expect(document.querySelector('.type-warmup')).toBeNull();
+    } finally {
+      raf.mockRestore();
+      vi.useRealTimers();
+    }
+  });
+});
