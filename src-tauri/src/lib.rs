@@ -5,6 +5,7 @@ pub mod avatar;
 pub mod commands;
 pub mod demo;
 pub mod error;
+pub mod gpu;
 pub mod ipc;
 pub mod logging;
 pub mod media;
@@ -221,6 +222,7 @@ pub fn run(opts: Options) {
                 version = %app.package_info().version,
                 data = %data_dir.display(),
                 since_start_ms = since_start_ms(),
+                compositing = ?gpu::decision(),
                 "hermes-desktop starting"
             );
             let store = hermes_store::Store::open_in(&data_dir)?;

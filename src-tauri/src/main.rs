@@ -2,6 +2,8 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 fn main() {
+    // First, while the process has one thread: how WebKit draws without a GPU (gpu.rs).
+    hermes_desktop::gpu::apply();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--export-bindings") {
         let Some(path) = args.get(i + 1) else {

@@ -75,10 +75,11 @@ fn pss_tree(root: u32) -> (u64, Vec<String>) {
     (total, names)
 }
 
-fn idle_pss(bin: &str, args: &[&str], data: &Path) -> (u64, Vec<String>) {
+fn idle_pss(bin: &str, args: &[&str], data: &Path, env: &[(&str, &str)]) -> (u64, Vec<String>) {
     wd::wait_gone(bin);
     let mut child = Command::new(bin)
         .args(args)
+        .envs(env.iter().copied())
         .env("HERMES_DATA_DIR", data)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -202,11 +203,24 @@ fn bench_desktop() {
 
     // 2. memory: the app idle with 1,000 messages vs an empty Tauri window, same run, same launch path
     let empty_dir = tempfile::tempdir().unwrap();
-    let (app_kb, app_procs) = idle_pss(bin, &[], data.path());
-    let (empty_kb, empty_procs) = idle_pss(bin, &["--empty"], empty_dir.path());
+    // Both under the same drawing mode (gpu.rs: no GPU here → WebKit's compositing off, for the empty window too);
+    // then both with compositing forced on (`WEBKIT_DISABLE_COMPOSITING_MODE=0`), which is what a stock Tauri window
+    // does on this machine.
+    let (app_kb, app_procs) = idle_pss(bin, &[], data.path(), &[]);
+    let (empty_kb, empty_procs) = idle_pss(bin, &["--empty"], empty_dir.path(), &[]);
     eprintln!("BENCH pss_app_mb = {} ({app_procs:?})", app_kb / 1024);
     eprintln!("BENCH pss_empty_mb = {} ({empty_procs:?})", empty_kb / 1024);
     eprintln!("BENCH pss_ratio = {:.2}", app_kb as f64 / empty_kb as f64);
+    let composited = [(hermes_desktop::gpu::ENV, "0")];
+    let (app_gl_kb, app_gl_procs) = idle_pss(bin, &[], data.path(), &composited);
+    let (stock_kb, stock_procs) = idle_pss(bin, &["--empty"], empty_dir.path(), &composited);
+    eprintln!("BENCH pss_app_composited_mb = {} ({app_gl_procs:?})", app_gl_kb / 1024);
+    eprintln!("BENCH pss_empty_composited_mb = {} ({stock_procs:?})", stock_kb / 1024);
+    eprintln!(
+        "BENCH pss_ratio_composited = {:.2}; the app (as it runs) vs the stock empty window = {:.2}",
+        app_gl_kb as f64 / stock_kb as f64,
+        app_kb as f64 / stock_kb as f64
+    );
 
     // 3. a 20 KB reply streamed at 100 edits/s: longest main-thread stall seen by the page
     let driver = wd::Driver::start(data.path());
