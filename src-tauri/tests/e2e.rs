@@ -11,6 +11,13 @@ use hermes_protocol::adapter::{Down, DownMedia, DownMessage, DownPrompt, PromptO
 use serde_json::{Value, json};
 use wd::{Driver, Session};
 
+/// The chat list follows its end: no "New messages" pill, and the last row's bottom is inside the list's viewport.
+const FOLLOWS_BOTTOM: &str =
+    "const l = document.querySelector('.vlist'); const rows = [...document.querySelectorAll('.vlist .cell')];
+     if (!l || !rows.length || document.querySelector('.wrap .pill')) return false;
+     const last = rows.reduce((a, b) => (b.getBoundingClientRect().bottom > a.getBoundingClientRect().bottom ? b : a));
+     return last.getBoundingClientRect().bottom <= l.getBoundingClientRect().bottom + 2";
+
 fn enabled() -> bool {
     let on = std::env::var("HERMES_E2E").is_ok_and(|v| v == "1");
     if !on {
@@ -218,6 +225,8 @@ fn e2e_chat() {
         json!([]),
     );
     assert_eq!(n, json!(1), "the streamed reply appears exactly once");
+    // Nobody scrolled: the list followed the reply to its end (no "New messages" pill, the last line on screen).
+    s.wait("the list at the bottom after the stream", 5, FOLLOWS_BOTTOM);
     s.screenshot(&shots.join("02-streamed.png"));
 
     // approval card
@@ -227,12 +236,36 @@ fn e2e_chat() {
         15,
         "return [...document.querySelectorAll('article.card button')].some(b => b.innerText.includes('Allow once'))",
     );
+    s.wait("the card scrolled into view", 5, FOLLOWS_BOTTOM);
     s.screenshot(&shots.join("03-approval-card.png"));
     s.exec(
         "[...document.querySelectorAll('article.card button')].find(b => b.innerText.includes('Allow once')).click()",
         json!([]),
     );
     s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");
+
+    // The user scrolls up (by wheel): a reply that arrives leaves them where they are, with a "New messages" pill
+    // that brings them back down.
+    s.exec(
+        "const l = document.querySelector('.vlist');
+         l.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, bubbles: true})); l.scrollTop = 0; return 1",
+        json!([]),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let reply = Down::Message(DownMessage {
+        id: "while-reading-above".into(),
+        text: "A reply that came while you were reading above".into(),
+        chunk: None,
+        edit: None,
+        final_: Some(true),
+        reply_to: None,
+    });
+    agent.s().send_raw_to_device(&device, &serde_json::to_string(&reply).unwrap());
+    s.wait("the New messages pill", 10, "return !!document.querySelector('.wrap .pill:not(.subtle)')");
+    let top = s.exec("return document.querySelector('.vlist').scrollTop", json!([]));
+    assert_eq!(top, json!(0), "a reply must not pull a reader who scrolled up back down");
+    s.exec("document.querySelector('.wrap .pill:not(.subtle)').click()", json!([]));
+    s.wait("back at the bottom", 5, FOLLOWS_BOTTOM);
 
     // card expiry
     type_and_send(&s, "/expire");
