@@ -16,7 +16,10 @@
   var STATES = ['idle', 'thinking', 'speaking', 'listening'];
   var MIC_FRESH_MS = 1200; // setVolume() calls this recent mean "the user is talking"
   var SPEECH_FRESH_MS = 300; // setSpeechLevel() calls this recent drive the mouth instead of the procedural one
-  var MAX_TEXT = 4000; // longer lines are cut (with an ellipsis) — the bubble is not a transcript
+  // Longer lines are cut (with an ellipsis, at a word when one is near): the bubble is not a transcript. It stays up
+  // for at most 30 s at ~55 ms a character (readingMs), so ~500 characters is what can be read in it; laying out
+  // thousands more only cost a long frame when a long reply ended.
+  var MAX_TEXT = 600;
 
   var model = {
     state: 'idle',
@@ -87,7 +90,11 @@
           s = '';
         }
       }
-      if (s.length > MAX_TEXT) s = s.slice(0, MAX_TEXT - 1) + '\u2026';
+      if (s.length > MAX_TEXT) {
+        var cut = s.slice(0, MAX_TEXT - 1);
+        var space = cut.search(/\s\S*$/);
+        s = (space > MAX_TEXT - 60 ? cut.slice(0, space) : cut) + '\u2026';
+      }
       model.text = s;
       model.textSeq += 1;
       var spoken = s.replace(/\s+/g, ' ').trim().length;

@@ -315,8 +315,14 @@ describe('speak', () => {
     const { api, document } = await load();
     api.speak('a'.repeat(10000));
     const t = document.querySelector('.bubble-text').textContent;
-    expect(t.length).toBe(4000);
+    expect(t.length).toBe(600);
     expect(t.endsWith('\u2026')).toBe(true);
+    // words are not cut in half when a space is near the limit
+    api.speak('word '.repeat(2000));
+    const w = document.querySelector('.bubble-text').textContent;
+    expect(w.length).toBeLessThanOrEqual(600);
+    expect(w.length).toBeGreaterThan(540);
+    expect(w).toMatch(/word\u2026$/);
   });
 
   it('moves the mouth while the line is "spoken", even if the app never said speaking', async () => {
