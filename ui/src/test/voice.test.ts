@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
-import type { EngineEvent } from '../lib/backend/types';
 import { BackendError } from '../lib/backend/backend';
 import { FakeVoiceBackend } from '../lib/backend/voice-fake';
 import type { Backend } from '../lib/backend/backend';
@@ -298,35 +297,38 @@ describe('mic button', () => {
   });
 });
 
+/** The app with a microphone: `voice_start` keeps the level Channel's id, `voice_stop` answers with `stop(send)`. */
+async function appWithMic(stop: (to: VoiceSendTo) => VoiceClip[]) {
+  const mic: { id: number | null } = { id: null };
+  const ipc = await renderApp({
+    handlers: {
+      voice_start: (a) => {
+        mic.id = (a.onEvent as { id: number }).id;
+        return 'Built-in Microphone';
+      },
+      voice_stop: (a) => stop(a.send as VoiceSendTo),
+    },
+  });
+  return { ipc, mic };
+}
+
 describe('in the app (mockIPC: the generated bindings and a real Channel)', () => {
   it('hold the mic, release: the shell sends the audio in the same call, the echo is a voice note (A-23)', async () => {
-    let voiceChannel: number | null = null;
-    let emit: ((e: EngineEvent) => void) | null = null;
-    const ipc = await renderApp({
-      handlers: {
-        voice_start: (a) => {
-          voiceChannel = (a.onEvent as { id: number }).id;
-          return 'Built-in Microphone';
-        },
-        voice_stop: (a) => {
-          const to = a.send as VoiceSendTo;
-          // The engine's events for it overtake this reply (they travel on the connection's Channel).
-          emit!({ event: 'sent', id: to.ids[0] });
-          emit!({ event: 'delivered', id: to.ids[0] });
-          return [{ path: '/data/tmp/voice-1.wav', secs: 3.2, size: 102_444, id: to.ids[0], error: null }];
-        },
-      },
+    const { ipc, mic: voiceChannel } = await appWithMic((to) => {
+      // The engine's events for it overtake this reply (they travel on the connection's Channel).
+      ipc.emit({ event: 'sent', id: to.ids[0] });
+      ipc.emit({ event: 'delivered', id: to.ids[0] });
+      return [{ path: '/data/tmp/voice-1.wav', secs: 3.2, size: 102_444, id: to.ids[0], error: null }];
     });
-    emit = ipc.emit;
     await ready(ipc);
     expect(composer()).toBeInTheDocument();
     const mic = screen.getByRole('button', { name: /Hold to talk/ });
     await fireEvent.pointerDown(mic, { button: 0, pointerId: 1 });
-    await waitFor(() => expect(voiceChannel).not.toBeNull());
+    await waitFor(() => expect(voiceChannel.id).not.toBeNull());
     expect(ipc.calls.find((c) => c.cmd === 'voice_start')?.args.mode).toBe('push_to_talk');
     const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, d: unknown) => void } })
       .__TAURI_INTERNALS__;
-    internals.runCallback(voiceChannel!, { index: 0, message: { kind: 'level', level: 0.5 } });
+    internals.runCallback(voiceChannel.id!, { index: 0, message: { kind: 'level', level: 0.5 } });
     await waitFor(() => expect(mic.dataset.level).toBe('0.50'));
     await fireEvent.pointerUp(mic, { button: 0, pointerId: 1 });
     await waitFor(() => expect(document.querySelector('.voice')).not.toBeNull());
@@ -342,24 +344,14 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
   });
 
   it('a clip the shell could not send shows failed, and retry sends it as an audio command with its id', async () => {
-    let voiceChannel: number | null = null;
-    const ipc = await renderApp({
-      handlers: {
-        voice_start: (a) => {
-          voiceChannel = (a.onEvent as { id: number }).id;
-          return 'Built-in Microphone';
-        },
-        voice_stop: (a) => {
-          const to = a.send as VoiceSendTo;
-          const error = { code: 'not_connected', message: 'this profile is not connected' };
-          return [{ path: '/data/tmp/voice-2.wav', secs: 2, size: 64_044, id: to.ids[0], error }];
-        },
-      },
+    const { ipc, mic: voiceChannel } = await appWithMic((to) => {
+      const error = { code: 'not_connected', message: 'this profile is not connected' };
+      return [{ path: '/data/tmp/voice-2.wav', secs: 2, size: 64_044, id: to.ids[0], error }];
     });
     await ready(ipc);
     const mic = screen.getByRole('button', { name: /Hold to talk/ });
     await fireEvent.pointerDown(mic, { button: 0, pointerId: 1 });
-    await waitFor(() => expect(voiceChannel).not.toBeNull());
+    await waitFor(() => expect(voiceChannel.id).not.toBeNull());
     await fireEvent.pointerUp(mic, { button: 0, pointerId: 1 });
     const id = ((ipc.calls.find((c) => c.cmd === 'voice_stop')?.args.send as VoiceSendTo | undefined)?.ids ?? [])[0];
     await waitFor(() => expect(document.querySelector(`[data-message-id="${id}"] .bubble.failed`)).not.toBeNull());
