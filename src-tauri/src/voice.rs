@@ -645,6 +645,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a24_clips_voice_stop_could_not_send_keep_their_ids_and_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = crate::state::AppState::new(
+            hermes_store::Store::open_in_memory().unwrap(),
+            dir.path().into(),
+            dir.path().join("logs"),
+            crate::ipc::KeychainInfo { available: false, detail: None },
+        );
+        // one second of audio split into two WAVs, for a profile with no engine (not connected)
+        let mut clips = write_clips(&vec![0i16; 16_000], dir.path(), 20_000).unwrap();
+        assert_eq!(clips.len(), 2);
+        let to = VoiceSendTo { profile_id: "p-offline".into(), session: None, ids: vec!["v-1".into()] };
+        tauri::async_runtime::block_on(send_clips(&st, to, &mut clips));
+        // the first under the UI's id; the second had none to take and none was made (nothing went out)
+        assert_eq!(clips.iter().map(|c| c.id.as_deref()).collect::<Vec<_>>(), vec![Some("v-1"), None]);
+        for c in &clips {
+            assert_eq!(c.error.as_ref().map(|e| e.code.as_str()), Some("not_connected"), "{c:?}");
+        }
+    }
+
+    #[test]
     fn settings_roundtrip_and_defaults() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(VoiceSettings::load(dir.path()), VoiceSettings::default());
