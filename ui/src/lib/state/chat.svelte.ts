@@ -332,10 +332,12 @@ export class ProfileSession {
 
   /** Everything the engine says. Streamed edits are coalesced to one update per animation frame. */
   handle(ev: EngineEvent): void {
-    const early = 'id' in ev && typeof ev.id === 'string' ? this.voiceIds.get(ev.id) : undefined;
-    if (early && (ev.event === 'sent' || ev.event === 'delivered' || ev.event === 'error' || ev.event === 'rejected')) {
-      early.push(ev);
-      return;
+    if (ev.event === 'sent' || ev.event === 'delivered' || ev.event === 'error' || ev.event === 'rejected') {
+      const early = ev.id ? this.voiceIds.get(ev.id) : undefined;
+      if (early) {
+        early.push(ev);
+        return;
+      }
     }
     switch (ev.event) {
       case 'connecting':

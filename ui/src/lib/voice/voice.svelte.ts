@@ -200,18 +200,18 @@ export class VoiceHub {
     if (this.phase !== 'recording') return;
     this.phase = 'sending';
     this.level = 0;
+    // No target (the conversation went away meanwhile): the recording ends unsent.
     const t = this.target();
     const route = t?.route();
     try {
       const clips = await this.vb.stop(route);
       this.phase = 'idle';
-      if (t && route) for (const c of clips) t.adopt(c);
-      else await this.deliver(clips);
+      for (const c of clips) t?.adopt(c);
     } catch (e) {
       this.phase = 'idle';
       this.fail(e, toBackendError(e).code === 'too_short');
     } finally {
-      if (t && route) t.settle(route);
+      if (route) t?.settle(route);
     }
   }
 
