@@ -574,6 +574,10 @@
     // Optional page parameters (for hosts whose theme differs from the system's, and for the dev harness).
     var theme = queryParam('theme');
     if (theme === 'light' || theme === 'dark') root.setAttribute('data-theme', theme);
+    // the font stack (avatar.css): Linux's desktop font, without asking fontconfig about fonts Linux has not got
+    if (/Linux|X11|FreeBSD|OpenBSD/.test(navigator.userAgent) && !/Android/.test(navigator.userAgent)) {
+      root.setAttribute('data-platform', 'linux');
+    }
     var motion = queryParam('motion');
     var rest = Number(queryParam('rest'));
     if (rest >= 100 && rest <= 600000) REST_MS = rest;

@@ -36,7 +36,7 @@ async function load(opts) {
   return page;
 }
 
-function loadSync({ early = '', reducedMotion = null, url = 'http://localhost/avatar.html' } = {}) {
+function loadSync({ early = '', reducedMotion = null, url = 'http://localhost/avatar.html', userAgent = null } = {}) {
   expect(HTML.split(SCRIPT_TAG).length).toBe(2);
   const inline = `<script>${JS}</script>` + (early ? `<script>${early}</script>` : '');
   const dom = new JSDOM(HTML.replace(SCRIPT_TAG, inline), {
@@ -44,6 +44,7 @@ function loadSync({ early = '', reducedMotion = null, url = 'http://localhost/av
     runScripts: 'dangerously',
     pretendToBeVisual: true,
     beforeParse(window) {
+      if (userAgent !== null) Object.defineProperty(window.navigator, 'userAgent', { value: userAgent });
       // count animation frames requested by the page (idle must not keep a loop running)
       const raf = window.requestAnimationFrame.bind(window);
       window.__frames = 0;
@@ -395,6 +396,16 @@ describe('reduced motion', () => {
   it('the CSS stops keyframe animations under the class and the media query', async () => {
     expect(CSS).toMatch(/\.avatar\.reduced-motion \*[^{]*\{[^}]*animation: none !important/);
     expect(CSS).toMatch(/@media \(prefers-reduced-motion: reduce\)\s*\{[^}]*animation: none !important/);
+  });
+});
+
+describe('platform', () => {
+  it('marks Linux so the CSS uses the desktop font instead of a long cross-platform stack', async () => {
+    const gtk = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
+    const mac = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko)';
+    expect((await load({ userAgent: gtk })).root.getAttribute('data-platform')).toBe('linux');
+    expect((await load({ userAgent: mac })).root.hasAttribute('data-platform')).toBe(false);
+    expect(CSS).toMatch(/\.avatar\[data-platform="linux"\]\s*\{\s*font-family: system-ui, sans-serif;/);
   });
 });
 

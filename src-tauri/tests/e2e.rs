@@ -449,6 +449,14 @@ fn e2e_first_run_demo() {
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     s.wait("composer", 20, "return !!document.getElementById('composer-input')");
     body_has(&s, "Demo agent", 10);
+    // WebKitGTK resolves each family of a stack through fontconfig (~150 ms of the first render with the
+    // cross-platform stacks): on Linux the page uses the desktop's fonts (app.css, `data-platform`).
+    let fonts = s.exec(
+        "const cs = (sel) => getComputedStyle(document.querySelector(sel)).fontFamily;
+         return [document.documentElement.dataset.platform, cs('body'), cs('#composer-input')]",
+        json!([]),
+    );
+    assert_eq!(fonts, json!(["linux", "system-ui, sans-serif", "system-ui, sans-serif"]), "font stacks: {fonts}");
     s.wait("connected", 20, "return !document.querySelector('.banner')");
     type_and_send(&s, "hi demo");
     body_has(&s, "You said: hi demo", 20);

@@ -2,6 +2,10 @@ import { mount } from 'svelte';
 import './app.css';
 import App from './App.svelte';
 import { createBackend, inTauri } from './lib/backend';
+import { platformName } from './lib/util/format';
+
+// Before the first render: app.css picks the font stacks by platform (see there why).
+document.documentElement.dataset.platform = platformName();
 
 // Dev-only (fake backend in a plain browser): ?theme=dark and ?open=settings help take screenshots.
 if (!inTauri()) {

@@ -53,6 +53,14 @@ export function parseTime(s: string | number | undefined): number {
   return Number.isNaN(t) ? Date.now() : t;
 }
 
+/** The desktop the app runs on, for the few styles that differ (the font stacks in app.css). */
+export function platformName(ua: string = typeof navigator === 'undefined' ? '' : navigator.userAgent): string {
+  if (/Mac|iPhone|iPad/.test(ua)) return 'mac';
+  if (/Windows/.test(ua)) return 'windows';
+  if (/Linux|X11|FreeBSD|OpenBSD/.test(ua)) return 'linux';
+  return 'other';
+}
+
 export function isMac(): boolean {
   return typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 }
