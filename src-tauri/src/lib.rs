@@ -242,10 +242,8 @@ pub fn run(opts: Options) {
             scope.allow_directory(&st.tmp_dir, true)?;
             demo::start_if_needed(&st);
             let voice = voice::VoiceState::new(&st.data_dir, &st.tmp_dir);
-            if let Err(e) = voice::apply_shortcut(app.handle(), voice.settings().shortcut.as_deref()) {
-                tracing::warn!("push-to-talk shortcut: {}", e.message);
-            }
             app.manage(voice);
+            voice::register_shortcut_soon(app.handle());
             app.manage(st);
 
             let cfg = app

@@ -332,6 +332,30 @@ pub fn apply_shortcut(app: &AppHandle, shortcut: Option<&str>) -> AppResult<()> 
     .map_err(|e| AppError::new("shortcut_unavailable", format!("cannot use \"{s}\" as a global shortcut: {e}")))
 }
 
+/// How long after start-up the push-to-talk shortcut is registered (see [`register_shortcut_soon`]).
+const SHORTCUT_AFTER_START: std::time::Duration = std::time::Duration::from_millis(1200);
+
+/// Register the saved push-to-talk shortcut shortly after start-up, off the launch path. On X11 every registration
+/// call blocks the main thread until global-hotkey's thread, which looks at its queue every 50 ms, answers: done in
+/// `setup` that was ~90 ms (bench: `T voice` marks) before the window could be created, and done right after setup it
+/// would hold the main loop while the page loads. The settings lock is held across the call so that a shortcut saved
+/// meanwhile is registered after this one, never before.
+pub fn register_shortcut_soon(app: &AppHandle) {
+    let app = app.clone();
+    let spawned = std::thread::Builder::new().name("shortcut-register".into()).spawn(move || {
+        std::thread::sleep(SHORTCUT_AFTER_START);
+        let state = app.state::<VoiceState>();
+        let Ok(settings) = state.settings.lock() else { return };
+        match apply_shortcut(&app, settings.shortcut.as_deref()) {
+            Ok(()) => tracing::info!(shortcut = ?settings.shortcut, "push-to-talk shortcut registered"),
+            Err(e) => tracing::warn!("push-to-talk shortcut: {}", e.message),
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("push-to-talk shortcut: {e}");
+    }
+}
+
 /* ---------- commands ---------- */
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> AppResult<T> {
@@ -377,6 +401,7 @@ pub async fn voice_save_settings(
     new.save(&state.dir)?;
     *state.settings.lock()? = new.clone();
     if old.shortcut != new.shortcut {
+        // (after the lock is released: register_shortcut_soon holds it while it registers)
         apply_shortcut(&app, new.shortcut.as_deref())?;
     }
     if (old.tts_voice != new.tts_voice || old.tts_rate != new.tts_rate)

@@ -8,6 +8,7 @@
 //!   evaluated script delivers hostile text intact.
 //! - `e2e_voice_capture`: push-to-talk records espeak-ng speech played into the null sink; the devserver
 //!   receives the `audio` frame (16 kHz WAV, plausible duration).
+//! - `e2e_voice_global_shortcut`: the push-to-talk shortcut, pressed and released with xdotool, records and stops.
 //! - `e2e_voice_hands_free`: two spoken sentences with silence between → two `audio` frames, no button.
 //! - `e2e_voice_read_aloud`: a final reply is spoken; the avatar is `speaking` meanwhile, idle after.
 //! - `bench_voice_keyup_to_frame` (HERMES_BENCH=1): key-up → `audio` frame for a 10 s clip, CPU while recording.
@@ -427,6 +428,37 @@ fn e2e_voice_capture() {
     let (track, bubble) = (colours[0].as_str().unwrap_or(""), colours[1].as_str().unwrap_or("?"));
     assert!(track.contains("gradient") && !track.contains(bubble), "track {track} on bubble {bubble}");
     s.screenshot(&wd::screens().join("voice-05-voice-note.png"));
+}
+
+/// The push-to-talk global shortcut (registered ~1 s after start-up, off the launch path): held with the key
+/// pressed by xdotool (XTEST) — as a user would, the app's window need not do anything — it records, released it stops.
+#[test]
+fn e2e_voice_global_shortcut() {
+    if !enabled() || !audio_ready() || !have("xdotool", "--version") {
+        return;
+    }
+    let agent = Agent::start(TOKEN);
+    let (data, _driver, s) = app_connected_to(&agent);
+    let registered = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        app_log(data.path()).contains("push-to-talk shortcut registered")
+    });
+    assert!(registered, "the shortcut was never registered:\n{}", app_log(data.path()));
+    let key = |dir: &str| {
+        let ok = Command::new("xdotool").args([dir, "ctrl+shift+space"]).status().is_ok_and(|st| st.success());
+        assert!(ok, "xdotool {dir}");
+    };
+    key("keydown");
+    s.wait("recording from the shortcut", 10, "return window.__hermesVoice.phase === 'recording'");
+    std::thread::sleep(Duration::from_millis(700));
+    key("keyup");
+    s.wait("the shortcut's release stops it", 10, "return window.__hermesVoice.phase !== 'recording'");
+}
+
+fn app_log(data: &Path) -> String {
+    std::fs::read_dir(data.join("logs"))
+        .map(|rd| rd.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default()).collect())
+        .unwrap_or_default()
 }
 
 /// Hands-free (A-23, VAD): two sentences separated by silence → two `audio` frames, sent without any button.
