@@ -97,9 +97,9 @@ export class AppState {
   async start(): Promise<void> {
     try {
       markOnce('hermes:start');
-      this.info = await this.backend.appInfo();
-      markOnce('hermes:app-info');
-      await this.refreshProfiles();
+      // Both at once (launch → interactive): each is a round trip through the shell.
+      const [info] = await Promise.all([this.backend.appInfo(), this.refreshProfiles()]);
+      this.info = info;
       markOnce('hermes:profiles');
       const first = this.profiles[0];
       if (first) await this.openProfile(first.id);
@@ -118,8 +118,9 @@ export class AppState {
       const s = this.sessions[p.id];
       if (s) s.profile = p;
       else this.sessions[p.id] = this.makeSession(p);
-      await this.sessions[p.id].loadConversations().catch(() => {});
     }
+    // every profile's conversations at once, not one round trip after another
+    await Promise.all(list.map((p) => this.sessions[p.id].loadConversations().catch(() => {})));
     for (const id of Object.keys(this.sessions)) {
       if (!list.some((p) => p.id === id)) delete this.sessions[id];
     }
