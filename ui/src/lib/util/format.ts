@@ -13,17 +13,33 @@ export function formatBytes(n: number): string {
   return `${i === 0 ? v : v.toFixed(v < 10 ? 1 : 0)} ${UNITS[i]}`;
 }
 
+// `toLocaleTimeString(locale, options)` builds a new Intl.DateTimeFormat (ICU pattern generation) on every call:
+// milliseconds each in WebKit, paid per bubble and per sidebar row when a conversation opens. One per locale and
+// style, kept.
+const formats = new Map<string, Intl.DateTimeFormat>();
+
+function dateFormat(style: 'time' | 'day' | 'day-year'): Intl.DateTimeFormat {
+  const locale = currentLocale();
+  const key = `${locale} ${style}`;
+  let f = formats.get(key);
+  if (!f) {
+    f = new Intl.DateTimeFormat(
+      locale,
+      style === 'time'
+        ? { hour: '2-digit', minute: '2-digit' }
+        : { weekday: 'long', day: 'numeric', month: 'long', year: style === 'day-year' ? 'numeric' : undefined },
+    );
+    formats.set(key, f);
+  }
+  return f;
+}
+
 export function formatTime(ms: number): string {
-  return new Date(ms).toLocaleTimeString(currentLocale(), { hour: '2-digit', minute: '2-digit' });
+  return dateFormat('time').format(new Date(ms));
 }
 
 export function formatDay(ms: number): string {
-  return new Date(ms).toLocaleDateString(currentLocale(), {
-    weekday: 'long',
-    day: 'numeric',
-    month: 'long',
-    year: new Date(ms).getFullYear() === new Date().getFullYear() ? undefined : 'numeric',
-  });
+  return dateFormat(new Date(ms).getFullYear() === new Date().getFullYear() ? 'day' : 'day-year').format(new Date(ms));
 }
 
 export function dayKey(ms: number): string {
