@@ -278,9 +278,15 @@ pub fn run(opts: Options) {
                     handle_deep_link(app.handle(), &u);
                 }
             }
+            // (writes a .desktop file and runs xdg-mime on Linux: ~20 ms, off the main thread while the page loads)
             #[cfg(all(any(target_os = "linux", windows), not(debug_assertions)))]
-            if let Err(e) = app.deep_link().register_all() {
-                tracing::warn!("cannot register the hermes:// scheme: {e}");
+            {
+                let handle = app.handle().clone();
+                std::thread::spawn(move || {
+                    if let Err(e) = handle.deep_link().register_all() {
+                        tracing::warn!("cannot register the hermes:// scheme: {e}");
+                    }
+                });
             }
             Ok(())
         })
