@@ -184,7 +184,7 @@ pub async fn connect(
     app: AppHandle,
     state: State<'_, AppState>,
     profile_id: String,
-    on_event: Channel<EngineEvent>,
+    on_event: Channel<crate::delta::UiEvent>,
 ) -> AppResult<()> {
     stop_engine(&app, &state, &profile_id).await;
     let profile =
@@ -212,6 +212,7 @@ pub async fn connect(
     let app2 = app.clone();
     let pid = profile.id.clone();
     let forward = tauri::async_runtime::spawn(async move {
+        let mut delta = crate::delta::StreamDelta::default();
         while let Some(ev) = rx.recv().await {
             let online = match &ev {
                 hermes_protocol::Event::Ready { .. } => Some(true),
@@ -231,7 +232,7 @@ pub async fn connect(
             if let hermes_protocol::Event::AccessDenied { reason } = &ev {
                 tracing::warn!(profile = %pid, "access denied: {reason}");
             }
-            if on_event.send(ev).is_err() {
+            if on_event.send(delta.encode(ev)).is_err() {
                 tracing::info!(profile = %pid, "the UI channel closed");
                 break;
             }

@@ -3,6 +3,7 @@
 
 pub mod avatar;
 pub mod commands;
+pub mod delta;
 pub mod demo;
 pub mod error;
 pub mod gpu;

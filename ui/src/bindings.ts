@@ -56,7 +56,7 @@ async deleteToken(profileId: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
-async connect(profileId: string, onEvent: TAURI_CHANNEL<EngineEvent>) : Promise<Result<null, AppError>> {
+async connect(profileId: string, onEvent: TAURI_CHANNEL<UiEvent>) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("connect", { profileId, onEvent }) };
 } catch (e) {
@@ -492,6 +492,14 @@ export type HistoryPage = { messages: StoredMessage[]; hasMore: boolean }
 export type JsonValue = null | boolean | number | string | JsonValue[] | Partial<{ [key in string]: JsonValue }>
 export type KeychainInfo = { available: boolean; detail?: string | null }
 /**
+ * A `message` whose text is the previous one sent for `id` on this channel followed by `append`.
+ */
+export type MessageAppend = { event: MessageAppendTag; id: string; append: string; final: boolean; reply_to?: string | null; session?: string | null }
+/**
+ * The tag of [`MessageAppend`]: `"message_append"`.
+ */
+export type MessageAppendTag = "message_append"
+/**
  * Who wrote a message.
  */
 export type MessageDirection = 
@@ -540,6 +548,10 @@ export type TtsStatus = { available: boolean;
  */
 detail: string | null; voices: TtsVoice[] }
 export type TtsVoice = { id: string; name: string; language: string }
+/**
+ * What an engine's UI channel carries: the engine's own events, or the tail of a streamed reply.
+ */
+export type UiEvent = EngineEvent | MessageAppend
 /**
  * The result of an update check, as the UI shows it.
  */

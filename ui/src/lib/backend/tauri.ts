@@ -1,7 +1,8 @@
 import { Channel } from '@tauri-apps/api/core';
-import { commands, events, type AppError, type Result } from '../../bindings';
+import { commands, events, type AppError, type Result, type UiEvent } from '../../bindings';
 import type { Backend } from './backend';
 import { BackendError, toBackendError } from './backend';
+import { StreamJoiner } from './stream';
 import type { Command, DeepLinkConnect, EngineEvent, ExportFormat, FileDropEvent, ProfileInput } from './types';
 
 /** Unwraps a generated command's `Result` (errors cross as `{code, message}`) into a value or a BackendError. */
@@ -47,7 +48,7 @@ function subscribe(start: () => Promise<() => void>): () => void {
 
 /** The production backend: Tauri commands (`invoke`) and an event `Channel` per connected profile. */
 export class TauriBackend implements Backend {
-  private channels = new Map<string, Channel<EngineEvent>>();
+  private channels = new Map<string, Channel<UiEvent>>();
 
   appInfo() {
     return plain(commands.appInfo());
@@ -72,8 +73,9 @@ export class TauriBackend implements Backend {
   }
 
   async connect(profileId: string, onEvent: (ev: EngineEvent) => void) {
-    const channel = new Channel<EngineEvent>();
-    channel.onmessage = onEvent;
+    const channel = new Channel<UiEvent>();
+    const joiner = new StreamJoiner();
+    channel.onmessage = (ev) => onEvent(joiner.join(ev));
     this.channels.set(profileId, channel);
     await done(commands.connect(profileId, channel));
   }
