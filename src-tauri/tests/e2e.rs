@@ -111,16 +111,6 @@ fn body_has(s: &Session, what: &str, secs: u64) {
     s.wait(&format!("text {what:?}"), secs, &format!("return document.body.innerText.includes({})", json!(what)));
 }
 
-fn app_log_text(data: &Path) -> String {
-    let mut all = String::new();
-    if let Ok(rd) = std::fs::read_dir(data.join("logs")) {
-        for e in rd.flatten() {
-            all.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
-        }
-    }
-    all
-}
-
 /// Every file under `dirs` (recursively), with its bytes.
 fn files_under(dirs: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
@@ -411,7 +401,7 @@ fn e2e_chat() {
 
     // the token never reaches the log (with a positive control that the log has the connect lines)
     std::thread::sleep(Duration::from_millis(500));
-    let log = app_log_text(data.path());
+    let log = wd::app_log(data.path());
     assert!(log.contains("connecting"), "the log has the connect lines");
     assert!(!log.contains(TOKEN), "the token leaked into the log");
     no_xss(&s);
@@ -433,7 +423,7 @@ fn e2e_access_denied() {
     s.wait("access denied banner", 30, "return !!document.querySelector('.banner.danger')");
     body_has(&s, "No access to the agent", 5);
     s.screenshot(&wd::screens().join("09-access-denied.png"));
-    assert!(!app_log_text(data.path()).contains("not-the-right-token-0000000000"));
+    assert!(!wd::app_log(data.path()).contains("not-the-right-token-0000000000"));
     drop(s);
     drop(driver);
     assert_token_nowhere(data.path(), "not-the-right-token-0000000000");
@@ -494,7 +484,7 @@ fn e2e_deep_link_prefills_a_profile() {
     no_xss(&s);
     drop(s);
     drop(driver);
-    let log = app_log_text(data.path());
+    let log = wd::app_log(data.path());
     assert!(log.contains("deep link"), "the link was logged (redacted)");
     assert!(!log.contains(secret), "the link's secret reached the log");
     assert_token_nowhere(data.path(), secret);
@@ -558,7 +548,7 @@ fn e2e_no_keychain_session_only_token() {
     body_has(&s, "You said: remember me", 20);
     drop(s);
     drop(driver);
-    assert!(!app_log_text(data.path()).contains(TOKEN));
+    assert!(!wd::app_log(data.path()).contains(TOKEN));
     assert_token_nowhere(data.path(), TOKEN);
 }
 

@@ -441,9 +441,9 @@ fn e2e_voice_global_shortcut() {
     let (data, _driver, s) = app_connected_to(&agent);
     let registered = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(100));
-        app_log(data.path()).contains("push-to-talk shortcut registered")
+        wd::app_log(data.path()).contains("push-to-talk shortcut registered")
     });
-    assert!(registered, "the shortcut was never registered:\n{}", app_log(data.path()));
+    assert!(registered, "the shortcut was never registered:\n{}", wd::app_log(data.path()));
     let key = |dir: &str| {
         let ok = Command::new("xdotool").args([dir, "ctrl+shift+space"]).status().is_ok_and(|st| st.success());
         assert!(ok, "xdotool {dir}");
@@ -453,12 +453,6 @@ fn e2e_voice_global_shortcut() {
     std::thread::sleep(Duration::from_millis(700));
     key("keyup");
     s.wait("the shortcut's release stops it", 10, "return window.__hermesVoice.phase !== 'recording'");
-}
-
-fn app_log(data: &Path) -> String {
-    std::fs::read_dir(data.join("logs"))
-        .map(|rd| rd.flatten().map(|e| std::fs::read_to_string(e.path()).unwrap_or_default()).collect())
-        .unwrap_or_default()
 }
 
 /// Hands-free (A-23, VAD): two sentences separated by silence → two `audio` frames, sent without any button.

@@ -13,6 +13,17 @@ pub struct Driver {
     binary: std::cell::RefCell<Option<String>>,
 }
 
+/// The app's log files under `data/logs`, concatenated (start-up marks, registrations, redaction checks).
+pub fn app_log(data: &Path) -> String {
+    let mut all = String::new();
+    if let Ok(rd) = std::fs::read_dir(data.join("logs")) {
+        for e in rd.flatten() {
+            all.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    all
+}
+
 /// Processes below `root` (by parent pid).
 pub fn descendants(root: u32) -> Vec<u32> {
     let mut parent = std::collections::HashMap::new();
