@@ -215,6 +215,9 @@ pub struct VoiceState {
     settings: Mutex<VoiceSettings>,
     active: Mutex<Option<Active>>,
     speaker: Mutex<Option<Result<Arc<Speaker>, String>>>,
+    /// Held while the push-to-talk shortcut is (re-)registered, so that registrations happen one at a time and in
+    /// the order of the settings they read. Never taken on the main thread: registering waits for it.
+    registering: Mutex<()>,
 }
 
 impl VoiceState {
@@ -225,6 +228,7 @@ impl VoiceState {
             settings: Mutex::new(VoiceSettings::load(data_dir)),
             active: Mutex::new(None),
             speaker: Mutex::new(None),
+            registering: Mutex::new(()),
         }
     }
 
@@ -338,16 +342,20 @@ const SHORTCUT_AFTER_START: std::time::Duration = std::time::Duration::from_mill
 /// Register the saved push-to-talk shortcut shortly after start-up, off the launch path. On X11 every registration
 /// call blocks the main thread until global-hotkey's thread, which looks at its queue every 50 ms, answers: done in
 /// `setup` that was ~90 ms (bench: `T voice` marks) before the window could be created, and done right after setup it
-/// would hold the main loop while the page loads. The settings lock is held across the call so that a shortcut saved
-/// meanwhile is registered after this one, never before.
+/// would hold the main loop while the page loads. Registrations take `registering` (never the settings lock, which
+/// the main thread's `voice_settings` takes: holding it while the main thread runs the registration deadlocked), so
+/// that a shortcut saved meanwhile is registered after this one, never before.
 pub fn register_shortcut_soon(app: &AppHandle) {
     let app = app.clone();
     let spawned = std::thread::Builder::new().name("shortcut-register".into()).spawn(move || {
-        std::thread::sleep(SHORTCUT_AFTER_START);
+        // (the end-to-end test moves it, to register while the page is busy calling the shell)
+        let after = std::env::var("HERMES_SHORTCUT_AFTER_MS").ok().and_then(|v| v.parse().ok());
+        std::thread::sleep(after.map(std::time::Duration::from_millis).unwrap_or(SHORTCUT_AFTER_START));
         let state = app.state::<VoiceState>();
-        let Ok(settings) = state.settings.lock() else { return };
-        match apply_shortcut(&app, settings.shortcut.as_deref()) {
-            Ok(()) => tracing::info!(shortcut = ?settings.shortcut, "push-to-talk shortcut registered"),
+        let Ok(_one_at_a_time) = state.registering.lock() else { return };
+        let shortcut = state.settings().shortcut;
+        match apply_shortcut(&app, shortcut.as_deref()) {
+            Ok(()) => tracing::info!(?shortcut, "push-to-talk shortcut registered"),
             Err(e) => tracing::warn!("push-to-talk shortcut: {}", e.message),
         }
     });
@@ -401,7 +409,7 @@ pub async fn voice_save_settings(
     new.save(&state.dir)?;
     *state.settings.lock()? = new.clone();
     if old.shortcut != new.shortcut {
-        // (after the lock is released: register_shortcut_soon holds it while it registers)
+        let _one_at_a_time = state.registering.lock()?;
         apply_shortcut(&app, new.shortcut.as_deref())?;
     }
     if (old.tts_voice != new.tts_voice || old.tts_rate != new.tts_rate)

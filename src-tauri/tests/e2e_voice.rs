@@ -438,12 +438,28 @@ fn e2e_voice_global_shortcut() {
         return;
     }
     let agent = Agent::start(TOKEN);
-    let (data, _driver, s) = app_connected_to(&agent);
+    let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
+    // registered 3 s after start-up, while the page calls `voice_settings` (a main-thread command) without pause:
+    // a registration that held the settings lock while the main thread ran it deadlocked the app here
+    let driver = Driver::start_env(data.path(), &[("HERMES_SHORTCUT_AFTER_MS", "3000")]);
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    connected(&s, &agent);
+    s.exec(
+        "window.__vs = 0; const t0 = performance.now();
+         const tick = () => window.__TAURI_INTERNALS__.invoke('voice_settings', {}).then(() => {
+           window.__vs++; if (performance.now() - t0 < 6000) tick(); });
+         tick();",
+        json!([]),
+    );
     let registered = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(100));
         wd::app_log(data.path()).contains("push-to-talk shortcut registered")
     });
     assert!(registered, "the shortcut was never registered:\n{}", wd::app_log(data.path()));
+    let calls = |s: &Session| s.exec("return window.__vs", json!([])).as_u64().unwrap_or(0);
+    let before = calls(&s);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(calls(&s) > before, "the page stopped getting answers around the registration");
     let key = |dir: &str| {
         let ok = Command::new("xdotool").args([dir, "ctrl+shift+space"]).status().is_ok_and(|st| st.success());
         assert!(ok, "xdotool {dir}");
