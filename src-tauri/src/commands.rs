@@ -49,8 +49,13 @@ fn profile_out(state: &AppState, p: hermes_store::Profile) -> Profile {
 #[tauri::command(async)]
 #[specta::specta]
 pub fn list_profiles(state: State<'_, AppState>) -> AppResult<Vec<Profile>> {
+    profiles_of(&state)
+}
+
+/// The profiles as the UI lists them (also the start-up snapshot, `boot.rs`).
+pub(crate) fn profiles_of(state: &AppState) -> AppResult<Vec<Profile>> {
     let list = state.with_store(|s| s.profiles())?;
-    Ok(list.into_iter().map(|p| profile_out(&state, p)).collect())
+    Ok(list.into_iter().map(|p| profile_out(state, p)).collect())
 }
 
 fn check_input(input: &ProfileInput) -> AppResult<()> {
@@ -262,14 +267,19 @@ pub async fn send_command(
 #[tauri::command(async)]
 #[specta::specta]
 pub fn list_conversations(state: State<'_, AppState>, profile_id: String) -> AppResult<Vec<Conversation>> {
+    conversations_of(&state, &profile_id)
+}
+
+/// A profile's conversations as the UI lists them (the adapter's one is created on first sight).
+pub(crate) fn conversations_of(state: &AppState, profile_id: &str) -> AppResult<Vec<Conversation>> {
     let list = state.with_store(|s| {
-        let p = s.profile_get(&profile_id)?;
+        let p = s.profile_get(profile_id)?;
         if let Some(p) = p
             && p.dialect == hermes_store::Dialect::Adapter
         {
             s.conversation_for_adapter(&p.id)?;
         }
-        s.conversations(&profile_id)
+        s.conversations(profile_id)
     })?;
     Ok(list.into_iter().map(Conversation::from).collect())
 }
@@ -348,6 +358,17 @@ pub fn history(
     before: Option<String>,
     limit: u32,
 ) -> AppResult<HistoryPage> {
+    history_of(&state, &conversation_id, before, limit)
+}
+
+/// A page of a conversation's messages, newest first, before the message `before` (remembering the cursor of the
+/// page's last message for the next call).
+pub(crate) fn history_of(
+    state: &AppState,
+    conversation_id: &str,
+    before: Option<String>,
+    limit: u32,
+) -> AppResult<HistoryPage> {
     let limit = limit.clamp(1, 500);
     let s = state.store.lock()?;
     let cursor = match before {
@@ -358,12 +379,12 @@ pub fn history(
             None => s.message_get(&id)?.map(|m| Cursor { created_at: m.created_at, seq: i64::MAX }),
         },
     };
-    let page = s.page(&conversation_id, cursor, limit)?;
+    let page = s.page(conversation_id, cursor, limit)?;
     if let (Some(next), Some(last)) = (page.next, page.messages.last()) {
         state.cursors.lock()?.insert(last.id.clone(), next);
     }
     let has_more = page.next.is_some();
-    let messages = page.messages.into_iter().map(|m| stored_message(&state, &s, m)).collect();
+    let messages = page.messages.into_iter().map(|m| stored_message(state, &s, m)).collect();
     Ok(HistoryPage { messages, has_more })
 }
 

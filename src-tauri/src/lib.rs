@@ -2,6 +2,7 @@
 //! `hermes-*` crates.
 
 pub mod avatar;
+pub mod boot;
 pub mod commands;
 pub mod delta;
 pub mod demo;
@@ -255,15 +256,20 @@ pub fn run(opts: Options) {
                 .find(|w| w.label == "main")
                 .cloned()
                 .ok_or("no main window in tauri.conf.json")?;
-            WebviewWindowBuilder::from_config(app.handle(), &cfg)?
-                .on_navigation(|u| {
-                    let ok = security::navigation_allowed(u);
-                    if !ok {
-                        tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the app");
-                    }
-                    ok
-                })
-                .build()?;
+            // What the page asks for first, handed over with the window (boot.rs): main frame only.
+            let boot = boot::snapshot(&app.state::<AppState>()).and_then(|b| boot::script(&b));
+            let mut main = WebviewWindowBuilder::from_config(app.handle(), &cfg)?;
+            if let Some(script) = boot {
+                main = main.initialization_script(script);
+            }
+            main.on_navigation(|u| {
+                let ok = security::navigation_allowed(u);
+                if !ok {
+                    tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the app");
+                }
+                ok
+            })
+            .build()?;
             tracing::info!(since_start_ms = since_start_ms(), "main window created");
 
             tray::install(app.handle());

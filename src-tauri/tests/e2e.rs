@@ -436,9 +436,14 @@ fn e2e_first_run_demo() {
     }
     let data = tempfile::tempdir().unwrap();
     let driver = Driver::start(data.path());
+    let launched = std::time::Instant::now();
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     s.wait("composer", 20, "return !!document.getElementById('composer-input')");
     body_has(&s, "Demo agent", 10);
+    // The first profiles, conversations and history came with the window (src-tauri/src/boot.rs), not over IPC.
+    let boot =
+        s.exec("return [performance.getEntriesByName('hermes:boot').length, typeof window.__HERMES_BOOT__]", json!([]));
+    assert_eq!(boot, json!([1, "undefined"]), "the start-up snapshot was not used (or was left on the page)");
     // WebKitGTK resolves each family of a stack through fontconfig (~150 ms of the first render with the
     // cross-platform stacks): on Linux the page uses the desktop's fonts (app.css, `data-platform`).
     let fonts = s.exec(
@@ -451,6 +456,18 @@ fn e2e_first_run_demo() {
     type_and_send(&s, "hi demo");
     body_has(&s, "You said: hi demo", 20);
     s.screenshot(&wd::screens().join("00-first-run-demo.png"));
+    // A reload later in the session does not show the stale snapshot: it asks the shell, and sees the new messages.
+    if let Some(wait) = Duration::from_secs(7).checked_sub(launched.elapsed()) {
+        std::thread::sleep(wait);
+    }
+    s.exec("location.reload()", json!([]));
+    s.wait(
+        "reloaded",
+        20,
+        "return !!document.getElementById('composer-input') && document.body.innerText.includes('You said: hi demo')",
+    );
+    let boot = s.exec("return performance.getEntriesByName('hermes:boot').length", json!([]));
+    assert_eq!(boot, json!(0), "a reload 7 s after launch used the start-up snapshot");
 }
 
 /// A `hermes://connect` link that launches the app prefills a new profile (URL and name only): a token in the link,

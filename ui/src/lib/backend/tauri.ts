@@ -2,6 +2,7 @@ import { Channel } from '@tauri-apps/api/core';
 import { commands, events, type AppError, type Result, type UiEvent } from '../../bindings';
 import type { Backend } from './backend';
 import { BackendError, toBackendError } from './backend';
+import { BootData } from './boot';
 import { StreamJoiner } from './stream';
 import type { Command, DeepLinkConnect, EngineEvent, ExportFormat, FileDropEvent, ProfileInput } from './types';
 
@@ -49,12 +50,15 @@ function subscribe(start: () => Promise<() => void>): () => void {
 /** The production backend: Tauri commands (`invoke`) and an event `Channel` per connected profile. */
 export class TauriBackend implements Backend {
   private channels = new Map<string, Channel<UiEvent>>();
+  /** The shell's start-up snapshot, answering the first calls below once (boot.ts). */
+  private boot = new BootData();
 
   appInfo() {
     return plain(commands.appInfo());
   }
   listProfiles() {
-    return call(commands.listProfiles());
+    const boot = this.boot.profiles();
+    return boot ? Promise.resolve(boot) : call(commands.listProfiles());
   }
   createProfile(input: ProfileInput) {
     return call(commands.createProfile(input));
@@ -90,7 +94,8 @@ export class TauriBackend implements Backend {
   }
 
   listConversations(profileId: string) {
-    return call(commands.listConversations(profileId));
+    const boot = this.boot.conversations(profileId);
+    return boot ? Promise.resolve(boot) : call(commands.listConversations(profileId));
   }
   createConversation(profileId: string, title: string) {
     return call(commands.createConversation(profileId, title));
@@ -102,6 +107,8 @@ export class TauriBackend implements Backend {
     return done(commands.deleteConversation(id));
   }
   history(conversationId: string, limit: number, before?: string) {
+    const boot = this.boot.history(conversationId, limit, before);
+    if (boot) return Promise.resolve(boot);
     return call(commands.history(conversationId, before ?? null, limit));
   }
   search(query: string, profileId?: string) {

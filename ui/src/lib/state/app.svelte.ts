@@ -97,14 +97,15 @@ export class AppState {
   async start(): Promise<void> {
     try {
       markOnce('hermes:start');
-      // Both at once (launch → interactive): each is a round trip through the shell.
-      const [info] = await Promise.all([this.backend.appInfo(), this.refreshProfiles()]);
-      this.info = info;
+      // The app's info does not hold up the first conversation (launch → interactive): it is applied when it comes.
+      const info = this.backend.appInfo().then((i) => (this.info = i));
+      info.catch(() => {}); // (awaited below; this only keeps an early failure from counting as unhandled)
+      await this.refreshProfiles();
       markOnce('hermes:profiles');
       const first = this.profiles[0];
       if (first) await this.openProfile(first.id);
       // A hermes://connect link that launched the app came before the page could listen for it.
-      const link = this.info.pendingLink;
+      const link = (await info).pendingLink;
       if (link) this.openNewProfile(link.url, link.name);
     } catch (e) {
       this.startupError = toBackendError(e).message;

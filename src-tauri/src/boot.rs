@@ -1,0 +1,151 @@
+//! The start-up snapshot: what the page asks for first, handed to it with the window.
+//!
+//! At launch the page needs the profiles, their conversations and the first conversation's newest messages before it
+//! can show anything; asked over IPC, each answer waited behind the page's own first render (~60–70 ms of the launch,
+//! bench marks). The shell reads the same answers from the store just before it creates the main window (the same
+//! functions as the commands, so the same data and the same paging cursor) and gives them to the page as an
+//! initialization script — main frame only, run before the page's own scripts — as a JSON string (`JSON.parse`, every
+//! byte escaped by serde_json: the history is agent output). The UI's Tauri backend answers its first
+//! `list_profiles` / `list_conversations` / `history` calls from it once, and ignores a snapshot more than a few
+//! seconds older than the page (a reload later in the session asks the shell as usual).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::commands::{conversations_of, history_of, profiles_of};
+use crate::ipc::{Conversation, HistoryPage, Profile};
+use crate::state::AppState;
+
+/// The page the UI asks for first (`HISTORY_PAGE` in ui/src/lib/state/chat.svelte.ts); the UI uses the snapshot's
+/// page only when its own request matches this limit.
+pub const FIRST_PAGE: u32 = 50;
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Boot {
+    /// When this was read (Unix ms): the page compares it with its own navigation start.
+    pub created_ms: f64,
+    pub profiles: Vec<Profile>,
+    /// Conversations by profile id.
+    pub conversations: BTreeMap<String, Vec<Conversation>>,
+    /// The newest messages of the conversation the UI opens first (its first profile's first conversation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<BootHistory>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BootHistory {
+    pub conversation_id: String,
+    pub limit: u32,
+    pub page: HistoryPage,
+}
+
+/// Read the snapshot; `None` if the store cannot answer (the page then asks over IPC, and gets the error there).
+pub fn snapshot(state: &AppState) -> Option<Boot> {
+    let profiles = profiles_of(state).ok()?;
+    let mut conversations = BTreeMap::new();
+    for p in &profiles {
+        conversations.insert(p.id.clone(), conversations_of(state, &p.id).ok()?);
+    }
+    let first = profiles.first().and_then(|p| conversations.get(&p.id)).and_then(|c| c.first());
+    let history = match first {
+        Some(c) => Some(BootHistory {
+            conversation_id: c.id.clone(),
+            limit: FIRST_PAGE,
+            page: history_of(state, &c.id, None, FIRST_PAGE).ok()?,
+        }),
+        None => None,
+    };
+    let created_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64() * 1000.0)
+        .unwrap_or(0.0);
+    Some(Boot { created_ms, profiles, conversations, history })
+}
+
+/// The initialization script that hands `boot` to the page: a JSON text inside a JSON string literal.
+pub fn script(boot: &Boot) -> Option<String> {
+    let json = serde_json::to_string(boot).ok()?;
+    // (U+2028/2029 are legal in a string literal since ES2019; escaped anyway, for any older engine)
+    let literal = serde_json::to_string(&json).ok()?.replace('\u{2028}', "\\u2028").replace('\u{2029}', "\\u2029");
+    Some(format!("window.__HERMES_BOOT__ = JSON.parse({literal});"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipc::KeychainInfo;
+
+    fn state() -> (tempfile::TempDir, AppState) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = hermes_store::Store::open_in(dir.path()).unwrap();
+        let keychain = KeychainInfo { available: false, detail: None };
+        let st = AppState::new(store, dir.path().to_path_buf(), dir.path().join("logs"), keychain);
+        (dir, st)
+    }
+
+    /// The script's payload, as the page's `JSON.parse` sees it.
+    fn payload(script: &str) -> serde_json::Value {
+        let literal = script.strip_prefix("window.__HERMES_BOOT__ = JSON.parse(").unwrap().strip_suffix(");").unwrap();
+        let json: String = serde_json::from_str(literal).unwrap();
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn the_snapshot_is_what_the_commands_answer_and_hostile_text_stays_data() {
+        let (_dir, st) = state();
+        let evil = "</script><script>alert(1)</script> \" ' ` ${x} \\ \u{2028}\u{2029} 🙂";
+        let (pid, cid) = st
+            .with_store(|s| {
+                let p = s.profile_create(&hermes_store::NewProfile {
+                    name: evil.into(),
+                    url: "ws://127.0.0.1:8787/ws".into(),
+                    dialect: hermes_store::Dialect::Adapter,
+                    v3_user_id: None,
+                    allow_insecure_ws: false,
+                    avatar_url: None,
+                })?;
+                let c = s.conversation_for_adapter(&p.id)?;
+                for i in 0..60 {
+                    let m = hermes_store::Message::new(
+                        &c.id,
+                        hermes_store::Direction::In,
+                        &format!("{evil} {i}"),
+                        1_700_000_000_000 + i * 1000,
+                    );
+                    s.message_upsert(&m)?;
+                }
+                Ok((p.id, c.id))
+            })
+            .unwrap();
+        let boot = snapshot(&st).expect("a snapshot");
+        let script = script(&boot).unwrap();
+        // one statement on one line: no raw newline or line separator in it (the payload is a string literal)
+        assert!(!script.contains('\n') && !script.contains('\u{2028}') && !script.contains('\u{2029}'));
+        let v = payload(&script);
+        assert_eq!(v["profiles"][0]["name"], evil);
+        assert_eq!(v["profiles"][0]["id"], pid.as_str());
+        assert_eq!(v["conversations"][&pid][0]["id"], cid.as_str());
+        assert_eq!(v["history"]["conversationId"], cid.as_str());
+        assert_eq!(v["history"]["limit"], FIRST_PAGE);
+        let msgs = v["history"]["page"]["messages"].as_array().unwrap();
+        assert_eq!(msgs.len(), FIRST_PAGE as usize);
+        assert_eq!(v["history"]["page"]["hasMore"], true);
+        // the same as the command's answer
+        let page = history_of(&st, &cid, None, FIRST_PAGE).unwrap();
+        assert_eq!(serde_json::to_value(&page).unwrap(), v["history"]["page"]);
+        assert!(msgs.iter().any(|m| m["text"] == format!("{evil} 59")));
+    }
+
+    #[test]
+    fn no_profile_no_history() {
+        let (_dir, st) = state();
+        let boot = snapshot(&st).unwrap();
+        let v = payload(&script(&boot).unwrap());
+        assert_eq!(v["profiles"], serde_json::json!([]));
+        assert!(v.get("history").is_none());
+        assert!(v["createdMs"].as_f64().unwrap() > 1.7e12);
+    }
+}

@@ -1,0 +1,54 @@
+import { markOnce } from '../util/frame';
+import type { Conversation, HistoryPage, Profile } from './types';
+
+/** The start-up snapshot the shell hands the main window (src-tauri/src/boot.rs), as `window.__HERMES_BOOT__`. */
+export interface BootSnapshot {
+  createdMs: number;
+  profiles: Profile[];
+  conversations: Record<string, Conversation[]>;
+  history?: { conversationId: string; limit: number; page: HistoryPage };
+}
+
+/** A snapshot older than this (against the page's own navigation start) is ignored: a later reload asks the shell. */
+export const BOOT_MAX_AGE_MS = 5000;
+
+/**
+ * Answers the page's first `list_profiles`, `list_conversations` and `history` calls from the snapshot, once each,
+ * so that the first render can show the conversation without waiting for IPC round trips behind it (launch →
+ * interactive). Anything else, or a second call, goes to the shell as usual.
+ */
+export class BootData {
+  private snap: BootSnapshot | null;
+
+  constructor(host: { __HERMES_BOOT__?: unknown } = globalThis as { __HERMES_BOOT__?: unknown }) {
+    const s = host.__HERMES_BOOT__ as BootSnapshot | undefined;
+    delete host.__HERMES_BOOT__;
+    const age = typeof performance === 'undefined' ? NaN : performance.timeOrigin - (s?.createdMs ?? NaN);
+    const valid = !!s && Array.isArray(s.profiles) && typeof s.conversations === 'object' && s.conversations !== null;
+    this.snap = valid && Math.abs(age) < BOOT_MAX_AGE_MS ? s : null;
+  }
+
+  profiles(): Profile[] | null {
+    const p = this.snap?.profiles ?? null;
+    if (this.snap && p) {
+      this.snap.profiles = null as unknown as Profile[];
+      markOnce('hermes:boot');
+    }
+    return p;
+  }
+
+  conversations(profileId: string): Conversation[] | null {
+    const all = this.snap?.conversations;
+    if (!all || !Object.prototype.hasOwnProperty.call(all, profileId)) return null;
+    const list = all[profileId];
+    delete all[profileId];
+    return list;
+  }
+
+  history(conversationId: string, limit: number, before?: string): HistoryPage | null {
+    const h = this.snap?.history;
+    if (!this.snap || !h || before || h.conversationId !== conversationId || h.limit !== limit) return null;
+    this.snap.history = undefined;
+    return h.page;
+  }
+}
