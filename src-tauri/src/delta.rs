@@ -66,16 +66,13 @@ impl StreamDelta {
                 id: id.clone(),
                 append: text[prev.len()..].to_string(),
                 final_,
-                reply_to: reply_to.clone(),
-                session: session.clone(),
+                reply_to,
+                session,
             }),
-            _ => UiEvent::Engine(EngineEvent::Message {
-                id: id.clone(),
-                text: text.clone(),
-                final_,
-                reply_to: reply_to.clone(),
-                session: session.clone(),
-            }),
+            // (id and text are kept below while the reply streams: the event gets copies)
+            _ => {
+                UiEvent::Engine(EngineEvent::Message { id: id.clone(), text: text.clone(), final_, reply_to, session })
+            }
         };
         if !final_ {
             if self.sent.len() == TRACKED {

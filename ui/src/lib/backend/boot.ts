@@ -18,37 +18,38 @@ export const BOOT_MAX_AGE_MS = 5000;
  * interactive). Anything else, or a second call, goes to the shell as usual.
  */
 export class BootData {
-  private snap: BootSnapshot | null;
+  private profilesLeft: Profile[] | null = null;
+  private conversationsLeft = new Map<string, Conversation[]>();
+  private historyLeft: BootSnapshot['history'] | null = null;
 
   constructor(host: { __HERMES_BOOT__?: unknown } = globalThis as { __HERMES_BOOT__?: unknown }) {
     const s = host.__HERMES_BOOT__ as BootSnapshot | undefined;
     delete host.__HERMES_BOOT__;
-    const age = typeof performance === 'undefined' ? NaN : performance.timeOrigin - (s?.createdMs ?? NaN);
     const valid = !!s && Array.isArray(s.profiles) && typeof s.conversations === 'object' && s.conversations !== null;
-    this.snap = valid && Math.abs(age) < BOOT_MAX_AGE_MS ? s : null;
+    const age = valid && typeof performance !== 'undefined' ? performance.timeOrigin - s.createdMs : NaN;
+    if (!valid || !(Math.abs(age) < BOOT_MAX_AGE_MS)) return;
+    this.profilesLeft = s.profiles;
+    for (const [id, list] of Object.entries(s.conversations)) this.conversationsLeft.set(id, list);
+    this.historyLeft = s.history ?? null;
   }
 
   profiles(): Profile[] | null {
-    const p = this.snap?.profiles ?? null;
-    if (this.snap && p) {
-      this.snap.profiles = null as unknown as Profile[];
-      markOnce('hermes:boot');
-    }
+    const p = this.profilesLeft;
+    this.profilesLeft = null;
+    if (p) markOnce('hermes:boot');
     return p;
   }
 
   conversations(profileId: string): Conversation[] | null {
-    const all = this.snap?.conversations;
-    if (!all || !Object.prototype.hasOwnProperty.call(all, profileId)) return null;
-    const list = all[profileId];
-    delete all[profileId];
+    const list = this.conversationsLeft.get(profileId) ?? null;
+    this.conversationsLeft.delete(profileId);
     return list;
   }
 
   history(conversationId: string, limit: number, before?: string): HistoryPage | null {
-    const h = this.snap?.history;
-    if (!this.snap || !h || before || h.conversationId !== conversationId || h.limit !== limit) return null;
-    this.snap.history = undefined;
+    const h = this.historyLeft;
+    if (!h || before || h.conversationId !== conversationId || h.limit !== limit) return null;
+    this.historyLeft = null;
     return h.page;
   }
 }
