@@ -540,6 +540,20 @@
   /* ------------------------------------------------------------------------------------------------------------ */
   /* setup                                                                                                         */
 
+  /**
+   * Whether the app's shell found the font `system-ui` names missing (`window.__HERMES_HOST__.uiFontMissing`: this
+   * window's own, or the app's when this page is its same-origin frame).
+   */
+  function hostUiFontMissing() {
+    var host = null;
+    try {
+      host = window.__HERMES_HOST__ || (window.parent !== window ? window.parent.__HERMES_HOST__ : null);
+    } catch (e) {
+      host = null; // a parent of another origin
+    }
+    return !!host && host.uiFontMissing === true;
+  }
+
   function queryParam(name) {
     try {
       return new URLSearchParams(window.location.search).get(name);
@@ -577,6 +591,8 @@
     // the font stack (avatar.css): Linux's desktop font, without asking fontconfig about fonts Linux has not got
     if (/Linux|X11|FreeBSD|OpenBSD/.test(navigator.userAgent) && !/Android/.test(navigator.userAgent)) {
       root.setAttribute('data-platform', 'linux');
+      // the font system-ui names is not installed (the app's shell found out: src-tauri/src/fonts.rs): sans-serif
+      if (hostUiFontMissing()) root.setAttribute('data-ui-font', 'missing');
     }
     var motion = queryParam('motion');
     var rest = Number(queryParam('rest'));

@@ -36,7 +36,13 @@ async function load(opts) {
   return page;
 }
 
-function loadSync({ early = '', reducedMotion = null, url = 'http://localhost/avatar.html', userAgent = null } = {}) {
+function loadSync({
+  early = '',
+  reducedMotion = null,
+  url = 'http://localhost/avatar.html',
+  userAgent = null,
+  host = undefined,
+} = {}) {
   expect(HTML.split(SCRIPT_TAG).length).toBe(2);
   const inline = `<script>${JS}</script>` + (early ? `<script>${early}</script>` : '');
   const dom = new JSDOM(HTML.replace(SCRIPT_TAG, inline), {
@@ -45,6 +51,8 @@ function loadSync({ early = '', reducedMotion = null, url = 'http://localhost/av
     pretendToBeVisual: true,
     beforeParse(window) {
       if (userAgent !== null) Object.defineProperty(window.navigator, 'userAgent', { value: userAgent });
+      // what the app's shell hands its windows (src-tauri/src/boot.rs)
+      if (host !== undefined) window.__HERMES_HOST__ = host;
       // count animation frames requested by the page (idle must not keep a loop running)
       const raf = window.requestAnimationFrame.bind(window);
       window.__frames = 0;
@@ -406,6 +414,16 @@ describe('platform', () => {
     expect((await load({ userAgent: gtk })).root.getAttribute('data-platform')).toBe('linux');
     expect((await load({ userAgent: mac })).root.hasAttribute('data-platform')).toBe(false);
     expect(CSS).toMatch(/\.avatar\[data-platform="linux"\]\s*\{\s*font-family: system-ui, sans-serif;/);
+  });
+
+  it("leaves system-ui out where the app's shell found its font missing (its own window or the app's frame)", async () => {
+    const gtk = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15';
+    const own = await load({ userAgent: gtk, host: { uiFontMissing: true } });
+    expect(own.root.getAttribute('data-ui-font')).toBe('missing');
+    expect((await load({ userAgent: gtk, host: { uiFontMissing: false } })).root.hasAttribute('data-ui-font')).toBe(false);
+    expect((await load({ userAgent: gtk, host: { uiFontMissing: 'yes' } })).root.hasAttribute('data-ui-font')).toBe(false);
+    expect((await load({ userAgent: gtk })).root.hasAttribute('data-ui-font')).toBe(false);
+    expect(CSS).toMatch(/\.avatar\[data-platform="linux"\]\[data-ui-font="missing"\]\s*\{\s*font-family: sans-serif;/);
   });
 });
 

@@ -132,7 +132,12 @@ pub async fn avatar_detach(app: AppHandle, open: bool, click_through: bool) -> A
     if !open {
         return Ok(());
     }
-    let w = WebviewWindowBuilder::new(&app, DETACHED, WebviewUrl::App("avatar/avatar.html".into()))
+    let mut w = WebviewWindowBuilder::new(&app, DETACHED, WebviewUrl::App("avatar/avatar.html".into()));
+    // (the avatar page reads `window.__HERMES_HOST__` for its font stack, as the UI does)
+    if let Some(script) = crate::boot::host_script(&crate::boot::Host::current()) {
+        w = w.initialization_script(script);
+    }
+    let w = w
         .title("Hermes avatar")
         .inner_size(260.0, 300.0)
         .min_inner_size(140.0, 160.0)

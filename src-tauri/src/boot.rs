@@ -73,6 +73,27 @@ pub fn script(boot: &Boot) -> Option<String> {
     Some(format!("window.__HERMES_BOOT__ = JSON.parse({literal});"))
 }
 
+/// Facts about this machine the page needs before its first render, whatever the page's age (a reload too):
+/// `window.__HERMES_HOST__`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Host {
+    /// Linux: the font CSS `system-ui` names is not installed; the page leaves it out of its stacks (fonts.rs).
+    pub ui_font_missing: bool,
+}
+
+impl Host {
+    /// What the shell found at start (fonts.rs).
+    pub fn current() -> Host {
+        Host { ui_font_missing: crate::fonts::remembered() }
+    }
+}
+
+/// The initialization script that hands `host` to the page.
+pub fn host_script(host: &Host) -> Option<String> {
+    Some(format!("window.__HERMES_HOST__ = {};", serde_json::to_string(host).ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +168,12 @@ mod tests {
         assert_eq!(v["profiles"], serde_json::json!([]));
         assert!(v.get("history").is_none());
         assert!(v["createdMs"].as_f64().unwrap() > 1.7e12);
+    }
+
+    #[test]
+    fn the_host_script_carries_the_font_fact() {
+        let js = |missing| host_script(&Host { ui_font_missing: missing }).unwrap();
+        assert_eq!(js(true), r#"window.__HERMES_HOST__ = {"uiFontMissing":true};"#);
+        assert_eq!(js(false), r#"window.__HERMES_HOST__ = {"uiFontMissing":false};"#);
     }
 }

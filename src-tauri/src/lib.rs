@@ -7,6 +7,7 @@ pub mod commands;
 pub mod delta;
 pub mod demo;
 pub mod error;
+pub mod fonts;
 pub mod gpu;
 pub mod ipc;
 pub mod logging;
@@ -220,6 +221,8 @@ pub fn run(opts: Options) {
             let probe = std::thread::spawn(state::probe_keychain);
             let guard = logging::init(&log_dir);
             app.manage(guard);
+            // Linux: is the font CSS `system-ui` names installed (fonts.rs)? Fontconfig answers while the store opens.
+            let font_probe = std::thread::spawn(fonts::ui_font_missing);
             tracing::info!(
                 version = %app.package_info().version,
                 data = %data_dir.display(),
@@ -260,6 +263,10 @@ pub fn run(opts: Options) {
             let boot = boot::snapshot(&app.state::<AppState>()).and_then(|b| boot::script(&b));
             let mut main = WebviewWindowBuilder::from_config(app.handle(), &cfg)?;
             if let Some(script) = boot {
+                main = main.initialization_script(script);
+            }
+            fonts::remember(font_probe.join().unwrap_or(false));
+            if let Some(script) = boot::host_script(&boot::Host::current()) {
                 main = main.initialization_script(script);
             }
             main.on_navigation(|u| {

@@ -445,13 +445,21 @@ fn e2e_first_run_demo() {
         s.exec("return [performance.getEntriesByName('hermes:boot').length, typeof window.__HERMES_BOOT__]", json!([]));
     assert_eq!(boot, json!([1, "undefined"]), "the start-up snapshot was not used (or was left on the page)");
     // WebKitGTK resolves each family of a stack through fontconfig (~150 ms of the first render with the
-    // cross-platform stacks): on Linux the page uses the desktop's fonts (app.css, `data-platform`).
+    // cross-platform stacks): on Linux the page uses the desktop's fonts (app.css, `data-platform`), and leaves
+    // `system-ui` out where fontconfig has not got the font it names (src-tauri/src/fonts.rs: each font was looked up
+    // twice there). What this machine's fontconfig says decides which.
     let fonts = s.exec(
         "const cs = (sel) => getComputedStyle(document.querySelector(sel)).fontFamily;
-         return [document.documentElement.dataset.platform, cs('body'), cs('#composer-input')]",
+         const root = document.documentElement;
+         return [root.dataset.platform, cs('body'), cs('#composer-input'), root.dataset.uiFont ?? null]",
         json!([]),
     );
-    assert_eq!(fonts, json!(["linux", "system-ui, sans-serif", "system-ui, sans-serif"]), "font stacks: {fonts}");
+    let expected = if hermes_desktop::fonts::ui_font_missing() {
+        json!(["linux", "sans-serif", "sans-serif", "missing"])
+    } else {
+        json!(["linux", "system-ui, sans-serif", "system-ui, sans-serif", null])
+    };
+    assert_eq!(fonts, expected, "font stacks: {fonts}");
     s.wait("connected", 20, "return !document.querySelector('.banner')");
     type_and_send(&s, "hi demo");
     body_has(&s, "You said: hi demo", 20);

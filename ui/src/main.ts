@@ -2,10 +2,14 @@ import { mount } from 'svelte';
 import './app.css';
 import App from './App.svelte';
 import { createBackend, inTauri } from './lib/backend';
-import { platformName } from './lib/util/format';
+import { platformName, uiFontState } from './lib/util/format';
 
-// Before the first render: app.css picks the font stacks by platform (see there why).
-document.documentElement.dataset.platform = platformName();
+// Before the first render: app.css picks the font stacks by platform, and on Linux by whether the font `system-ui`
+// names is installed (see there why).
+const platform = platformName();
+document.documentElement.dataset.platform = platform;
+const uiFont = uiFontState(platform, (window as { __HERMES_HOST__?: unknown }).__HERMES_HOST__);
+if (uiFont) document.documentElement.dataset.uiFont = uiFont;
 
 // Dev-only (fake backend in a plain browser): ?theme=dark and ?open=settings help take screenshots.
 if (!inTauri()) {

@@ -33,6 +33,8 @@ const APT_APP_BUILD: &[&str] = &[
     "libssl-dev",
     "libasound2-dev",
     "libdbus-1-dev",
+    // fonts.rs asks fontconfig what CSS `system-ui` resolves to (already pulled in by the GTK headers; named here).
+    "libfontconfig-dev",
     "file",
     // The app's read-aloud (hermes-voice feature `tts`): speech-dispatcher headers; its -sys crate runs bindgen.
     "libspeechd-dev",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { platformName } from '../lib/util/format';
+import { platformName, uiFontState } from '../lib/util/format';
 
 // app.css picks cheaper font stacks for WebKitGTK by this name (see the comment there).
 describe('platformName', () => {
@@ -16,5 +16,24 @@ describe('platformName', () => {
       platformName('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko)'),
     ).toBe('mac');
     expect(platformName('')).toBe('other');
+  });
+});
+
+// app.css leaves `system-ui` out where the shell found its font missing (src-tauri/src/fonts.rs).
+describe('uiFontState', () => {
+  it('is missing only on Linux and only when the shell said so', () => {
+    expect(uiFontState('linux', { uiFontMissing: true })).toBe('missing');
+    expect(uiFontState('linux', { uiFontMissing: false })).toBeNull();
+    expect(uiFontState('linux', { uiFontMissing: 'yes' })).toBeNull();
+    expect(uiFontState('linux', undefined)).toBeNull();
+    expect(uiFontState('linux', null)).toBeNull();
+    expect(uiFontState('mac', { uiFontMissing: true })).toBeNull();
+  });
+
+  it('app.css then goes straight to sans-serif on Linux', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const css = readFileSync(join(__dirname, '..', 'app.css'), 'utf8');
+    expect(css).toMatch(/:root\[data-platform='linux'\]\[data-ui-font='missing'\]\s*\{\s*--font-sans: sans-serif;/);
   });
 });

@@ -77,6 +77,15 @@ export function platformName(ua: string = typeof navigator === 'undefined' ? '' 
   return 'other';
 }
 
+/**
+ * `'missing'` when the shell found that the font CSS `system-ui` names is not installed on this Linux machine
+ * (`window.__HERMES_HOST__`, src-tauri/src/fonts.rs): app.css and the avatar page then leave `system-ui` out.
+ */
+export function uiFontState(platform: string, host: unknown): 'missing' | null {
+  const facts = host as { uiFontMissing?: unknown } | null | undefined;
+  return platform === 'linux' && facts?.uiFontMissing === true ? 'missing' : null;
+}
+
 export function isMac(): boolean {
   return typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 }
