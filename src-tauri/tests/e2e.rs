@@ -215,6 +215,14 @@ fn e2e_chat() {
         json!([]),
     );
     assert_eq!(n, json!(1), "the streamed reply appears exactly once");
+    // Its code block is highlighted: the highlighter is a chunk of its own, loaded on first use (dynamic import under
+    // the app's CSP and custom protocol), and its output is only escaped text and <span class>.
+    s.wait(
+        "the code block highlighted",
+        10,
+        "const c = [...document.querySelectorAll('.row:not(.out) pre code.hljs')].find(e => e.textContent.includes('Hello from Hermes'));
+         return !!c && !!c.querySelector('span.hljs-keyword') && [...c.querySelectorAll('*')].every(e => e.tagName === 'SPAN')",
+    );
     // Nobody scrolled: the list followed the reply to its end (no "New messages" pill, the last line on screen).
     s.wait("the list at the bottom after the stream", 5, FOLLOWS_BOTTOM);
     s.screenshot(&shots.join("02-streamed.png"));

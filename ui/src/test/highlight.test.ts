@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import hljs from 'highlight.js/lib/core';
-import { highlight, knownLanguage, warmHighlighter } from '../lib/markdown/highlight';
+import { highlight, knownLanguage } from '../lib/markdown/hljs-engine';
+import { highlighter, highlightNow, loadHighlighter, warmHighlighter } from '../lib/markdown/highlight.svelte';
 
 const compiled = (name: string) => !!(hljs.getLanguage(name) as { isCompiled?: boolean } | undefined)?.isCompiled;
 
@@ -19,12 +20,22 @@ describe('code highlighter', () => {
     expect(html).toContain('&lt;img');
   });
 
+  it('is loaded on first use: plain text until then, highlighted after', async () => {
+    expect(highlighter.engine).toBeNull();
+    expect(highlightNow('fn main() {}', 'rust')).toBeNull(); // asks for it
+    await loadHighlighter();
+    expect(highlighter.engine).not.toBeNull();
+    expect(highlightNow('fn main() {}', 'rust')).toContain('hljs-keyword');
+    expect(highlightNow('fn main() {}', 'cobol')).toBeNull();
+    expect(highlightNow('fn main() {}', '')).toBeNull();
+  });
+
   it('compiles every grammar ahead of the first code block, one per idle moment', async () => {
     vi.useFakeTimers();
     try {
       const names = ['bash', 'css', 'diff', 'go', 'json', 'python', 'sql', 'xml', 'yaml'];
       expect(names.some(compiled)).toBe(false); // untouched so far in this file's module instance
-      warmHighlighter();
+      await warmHighlighter();
       await vi.advanceTimersByTimeAsync(40);
       const early = names.filter(compiled).length;
       expect(early).toBeLessThan(names.length); // not all in one task

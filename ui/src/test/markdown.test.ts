@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { render, screen } from '@testing-library/svelte';
+import { render, screen, waitFor } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import Harness from './MarkdownHarness.svelte';
 import type { Tokens } from 'marked';
@@ -89,7 +89,9 @@ describe('markdown rendering', () => {
     expect(r.container.querySelector('code.inline')?.textContent).toBe('code');
     const code = r.container.querySelector('pre code.hljs') as HTMLElement;
     expect(code.textContent).toBe('const x: number = 1;');
-    expect(code.querySelector('span.hljs-keyword')).not.toBeNull();
+    // the highlighter is its own chunk, loaded by the first code block: plain text first, then highlighted
+    await waitFor(() => expect(code.querySelector('span.hljs-keyword')).not.toBeNull());
+    expect(code.textContent).toBe('const x: number = 1;');
     screen.getByRole('button', { name: 'Copy code' }).click();
     expect(navigator.clipboard.writeText).toHaveBeenCalledWith('const x: number = 1;');
   });

@@ -1,3 +1,7 @@
+// The code highlighter itself: highlight.js with the bundled grammars, and DOMPurify for its output. A chunk of its
+// own (~100 KB), loaded on demand through ./highlight.svelte.ts: registering the grammars and setting up DOMPurify
+// were ~20 ms of every launch before the first render (desktop bench, page marks), for code blocks that may never
+// be on screen.
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
 import css from 'highlight.js/lib/languages/css';
@@ -18,7 +22,10 @@ for (const [name, lang] of Object.entries(LANGS)) {
   if (!hljs.getLanguage(name)) hljs.registerLanguage(name, lang);
 }
 
-/** True when `language` (a code fence's first word, lower case) is one the app highlights. */
+/** The bundled grammars' names. */
+export const languages: string[] = Object.keys(LANGS);
+
+/** True when `language` (a code fence's first word, lower case) is one the app highlights (names and aliases). */
 export function knownLanguage(language: string): boolean {
   return language !== '' && !!hljs.getLanguage(language);
 }
@@ -26,29 +33,4 @@ export function knownLanguage(language: string): boolean {
 /** Highlighted HTML for `code`: hljs escapes the source; DOMPurify then keeps only `<span class>`. */
 export function highlight(code: string, language: string): string {
   return sanitizeHighlight(hljs.highlight(code, { language, ignoreIllegals: true }).value);
-}
-
-let warming = false;
-
-/**
- * hljs compiles a language's grammar the first time it is used, and DOMPurify sets itself up on its first call:
- * tens of milliseconds inside whatever render first shows a code block — in a streamed reply, a visible stall.
- * This does that work ahead of time, one language per idle moment, once.
- */
-export function warmHighlighter(): void {
-  if (warming) return;
-  warming = true;
-  const names = Object.keys(LANGS);
-  const later = (fn: () => void) => {
-    const w = window as Window & { requestIdleCallback?: (cb: () => void, o?: { timeout: number }) => number };
-    if (w.requestIdleCallback) w.requestIdleCallback(fn, { timeout: 2000 });
-    else setTimeout(fn, 30);
-  };
-  const step = () => {
-    const name = names.shift();
-    if (!name) return;
-    highlight('x', name);
-    later(step);
-  };
-  later(step);
 }
