@@ -1,9 +1,10 @@
 //! Linux: does CSS `system-ui` name a font that is installed here?
 //!
-//! WebKitGTK hands each family of a CSS stack to fontconfig, through Skia's fontconfig font manager, which for every
-//! font it is asked for (each family × size × weight the page uses) checks the binding of every family in the list
-//! fontconfig's configuration made of the name — ~90 families for any sans name on Debian — with one fontconfig
-//! match each, and a fresh fontconfig configuration each (`FC_DEBUG=1`: ~5,700 matches in one launch of the app).
+//! WebKitGTK hands each family of a CSS stack to fontconfig, and for every font it creates (each family × size ×
+//! weight the page uses) the binding of every family in the list fontconfig's configuration made of the name — ~90
+//! families for any sans name on Debian — is checked with one fontconfig match each, against a fresh fontconfig
+//! configuration each (`FC_DEBUG=1` shows the matches: ~5,700 in one launch of the app; WebKit's copy of Skia's
+//! alias check).
 //! `system-ui` becomes "Cantarell, Noto Sans UI, Segoe UI, …" (fontconfig's 60-latin.conf). Where Cantarell is not
 //! installed — anywhere but GNOME: other desktops, minimal installs, VMs, containers — WebKit rejects the family it
 //! gets for it and asks again with the stack's next family, `sans-serif`: every font is looked up twice. On the bench

@@ -9,12 +9,16 @@ export const highlighter = $state<{ engine: typeof Engine | null }>({ engine: nu
 
 let loading: Promise<typeof Engine> | null = null;
 
-/** Load the highlighter (once); resolves when it can be used. */
+/** Load the highlighter (once); resolves when it can be used. If its chunk cannot load (a damaged install), code
+ *  blocks stay plain text: the promise rejects, once, and is not retried. */
 export function loadHighlighter(): Promise<typeof Engine> {
-  loading ??= import('./hljs-engine').then((m) => {
-    highlighter.engine = m;
-    return m;
-  });
+  if (!loading) {
+    loading = import('./hljs-engine').then((m) => {
+      highlighter.engine = m;
+      return m;
+    });
+    loading.catch((e) => console.warn('the code highlighter did not load; code blocks stay plain text', e));
+  }
   return loading;
 }
 
@@ -44,14 +48,17 @@ export function warmHighlighter(): Promise<void> {
     if (w.requestIdleCallback) w.requestIdleCallback(fn, { timeout: 2000 });
     else setTimeout(fn, 30);
   };
-  return loadHighlighter().then((engine) => {
-    const names = [...engine.languages];
-    const step = () => {
-      const name = names.shift();
-      if (!name) return;
-      engine.highlight('x', name);
+  return loadHighlighter().then(
+    (engine) => {
+      const names = [...engine.languages];
+      const step = () => {
+        const name = names.shift();
+        if (!name) return;
+        engine.highlight('x', name);
+        later(step);
+      };
       later(step);
-    };
-    later(step);
-  });
+    },
+    () => {}, // (said once by loadHighlighter)
+  );
 }
