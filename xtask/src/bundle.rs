@@ -140,6 +140,8 @@ fn check_depends(deb: &Path, bin: &Path) -> R {
         ("libwebkit2gtk-4.1.so.0", "libwebkit2gtk-4.1-0"),
         ("libgtk-3.so.0", "libgtk-3-0"),
         ("libspeechd.so.2", "libspeechd2"),
+        // src-tauri/src/fonts.rs asks fontconfig what CSS `system-ui` resolves to
+        ("libfontconfig.so.1", "libfontconfig1"),
     ];
     // Libraries that arrive with glibc or with the GTK/WebKitGTK packages the bundler always declares.
     let implied = [
