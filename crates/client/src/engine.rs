@@ -176,44 +176,82 @@ const MAX_BATCH: usize = 256;
 #[derive(Debug)]
 pub struct Events {
     rx: mpsc::Receiver<Vec<Event>>,
-    batch: std::vec::IntoIter<Event>,
+    batch: VecDeque<Event>,
+    spare: Spare,
 }
 
 impl Events {
     /// The next event; `None` once the engine has stopped and every event was taken. Cancel-safe (`select!`).
     pub async fn recv(&mut self) -> Option<Event> {
         loop {
-            if let Some(ev) = self.batch.next() {
+            if let Some(ev) = self.batch.pop_front() {
                 return Some(ev);
             }
-            self.batch = self.rx.recv().await?.into_iter();
+            let next = self.rx.recv().await?;
+            self.take(next);
         }
     }
 
     /// The next event if one is waiting now.
     pub fn try_recv(&mut self) -> Option<Event> {
         loop {
-            if let Some(ev) = self.batch.next() {
+            if let Some(ev) = self.batch.pop_front() {
                 return Some(ev);
             }
-            self.batch = self.rx.try_recv().ok()?.into_iter();
+            let next = self.rx.try_recv().ok()?;
+            self.take(next);
         }
     }
 
     /// Every event waiting now (at least one; waits for it), in order: for consumers that handle bursts at once.
     /// Empty once the engine has stopped and every event was taken. Cancel-safe.
     pub async fn recv_batch(&mut self) -> Vec<Event> {
-        let mut out: Vec<Event> = self.batch.by_ref().collect();
+        let mut out: Vec<Event> = self.batch.drain(..).collect();
         if out.is_empty() {
             match self.rx.recv().await {
                 Some(b) => out = b,
                 None => return out,
             }
         }
-        while let Ok(b) = self.rx.try_recv() {
-            out.extend(b);
+        while let Ok(mut b) = self.rx.try_recv() {
+            out.append(&mut b);
+            self.spare.put(b);
         }
         out
+    }
+
+    /// The next batch becomes the current one; the emptied one goes back to the engine.
+    fn take(&mut self, next: Vec<Event>) {
+        let done = std::mem::replace(&mut self.batch, VecDeque::from(next));
+        self.spare.put(Vec::from(done));
+    }
+}
+
+/// Emptied batch vectors, handed back from [`Events`] to the engine (issue #4). Without them each burst allocated its
+/// batch (~40 KiB) on the engine's thread and freed it on the consumer's; with glibc that large request also merged
+/// the small chunks the consumer had freed (the events' strings) on every burst (`malloc_consolidate`), which sent
+/// the engine's next small allocations down `_int_malloc`'s slow path.
+#[derive(Debug, Default, Clone)]
+struct Spare(Arc<std::sync::Mutex<Vec<Vec<Event>>>>);
+
+/// At most this many spare batch vectors are kept.
+const MAX_SPARE: usize = 4;
+
+impl Spare {
+    fn put(&self, v: Vec<Event>) {
+        if !v.is_empty() || v.capacity() == 0 || v.capacity() > 2 * MAX_BATCH {
+            return;
+        }
+        if let Ok(mut spare) = self.0.lock()
+            && spare.len() < MAX_SPARE
+        {
+            spare.push(v);
+        }
+    }
+
+    /// An empty vector, with room for a batch when one came back.
+    fn take(&self) -> Vec<Event> {
+        self.0.lock().ok().and_then(|mut spare| spare.pop()).unwrap_or_default()
     }
 }
 
@@ -223,6 +261,7 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
     let (tx, rx) = mpsc::channel(256);
     let (ev_tx, ev_rx) = mpsc::channel(64);
     let (in_tx, in_rx) = mpsc::unbounded_channel();
+    let spare = Spare::default();
     let user_id = cfg
         .user_id
         .clone()
@@ -248,6 +287,7 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
         http: Http::new(),
         events: ev_tx,
         batch: Vec::new(),
+        spare: spare.clone(),
         internal: in_tx,
         transfers: HashMap::new(),
         uploads: VecDeque::new(),
@@ -258,7 +298,7 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
         quit: false,
     };
     let task = tokio::spawn(engine.run(rx, in_rx));
-    Ok((Handle { tx, task }, Events { rx: ev_rx, batch: Vec::new().into_iter() }))
+    Ok((Handle { tx, task }, Events { rx: ev_rx, batch: VecDeque::new(), spare }))
 }
 
 struct Engine {
@@ -270,6 +310,8 @@ struct Engine {
     events: mpsc::Sender<Vec<Event>>,
     /// Events not yet handed to the consumer (sent at the end of each [`Engine::pump`]).
     batch: Vec<Event>,
+    /// Batch vectors the consumer emptied, reused for the next batches.
+    spare: Spare,
     internal: mpsc::UnboundedSender<Internal>,
     /// Transfers in progress by message id (download or upload), for cancel.
     transfers: HashMap<String, AbortHandle>,
@@ -423,7 +465,7 @@ impl Engine {
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::take(&mut self.batch);
+        let batch = std::mem::replace(&mut self.batch, self.spare.take());
         let _ = self.events.send(batch).await;
     }
 
@@ -1036,5 +1078,42 @@ async fn dial(url: Url, timeout: Duration) -> Result<Ws, (Option<u16>, String)> 
         }
         Ok(Err(e)) => Err((None, socket_error_text(&e))),
         Ok(Ok((ws, _))) => Ok(ws),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typing(n: usize) -> Vec<Event> {
+        (0..n).map(|i| Event::Typing { on: i % 2 == 0 }).collect()
+    }
+
+    /// Batches come out one event at a time, in order, whichever way they are taken, and each emptied batch vector
+    /// goes back to the engine's spares (issue #4) — at most `MAX_SPARE` of them, and only empty ones.
+    #[tokio::test]
+    async fn events_come_in_order_and_emptied_batches_are_reused() {
+        let (tx, rx) = mpsc::channel(8);
+        let spare = Spare::default();
+        let mut events = Events { rx, batch: VecDeque::new(), spare: spare.clone() };
+        let mut sent = Vec::new();
+        for n in [3, 1, 2, 5, 4, 2, 1] {
+            let mut b = spare.take();
+            b.extend(typing(n));
+            sent.extend(b.iter().cloned());
+            tx.send(b).await.unwrap();
+        }
+        let mut got = vec![events.recv().await.unwrap(), events.try_recv().unwrap()];
+        got.extend(events.recv_batch().await);
+        drop(tx);
+        assert_eq!(events.recv().await, None);
+        assert_eq!(got, sent);
+        let kept = spare.0.lock().unwrap();
+        assert!(!kept.is_empty() && kept.len() <= MAX_SPARE);
+        assert!(kept.iter().all(|v| v.is_empty() && v.capacity() > 0));
+        drop(kept);
+        spare.put(typing(1));
+        spare.put(Vec::with_capacity(4 * MAX_BATCH));
+        assert!(spare.0.lock().unwrap().iter().all(|v| v.is_empty() && v.capacity() <= 2 * MAX_BATCH));
     }
 }
