@@ -305,22 +305,12 @@ fn scan_message(text: &str) -> Option<MessageRef<'_>> {
         if s.next()? != b'"' {
             return None;
         }
-        let key = s.string()?;
+        let bit = s.key()?;
         s.ws();
         if s.next()? != b':' {
             return None;
         }
         s.ws();
-        let bit = match key {
-            "id" => 1,
-            "text" => 2,
-            "chunk" => 4,
-            "edit" => 8,
-            "final" => 16,
-            "reply_to" => 32,
-            "t" => return None,
-            _ => 0,
-        };
         if seen & bit != 0 {
             return None;
         }
@@ -387,6 +377,28 @@ impl<'a> Scan<'a> {
             b'f' => self.lit(b"false").map(|()| Some(false)),
             b'n' => self.null(),
             _ => None,
+        }
+    }
+    /// The rest of a key whose opening quote was read: the bit of a known key, 0 for another; `None` for `t` (a
+    /// duplicate) and for what [`string`](Self::string) does not read.
+    fn key(&mut self) -> Option<u8> {
+        let rest = self.b.get(self.i..)?;
+        let (word, bit): (&[u8], u8) = match rest.first()? {
+            b'i' => (b"id\"", 1),
+            b't' => (b"text\"", 2),
+            b'c' => (b"chunk\"", 4),
+            b'e' => (b"edit\"", 8),
+            b'f' => (b"final\"", 16),
+            b'r' => (b"reply_to\"", 32),
+            _ => (b"", 0),
+        };
+        if bit != 0 && rest.starts_with(word) {
+            self.i += word.len();
+            return Some(bit);
+        }
+        match self.string()? {
+            "t" => None,
+            _ => Some(0),
         }
     }
     fn quoted(&mut self) -> Option<&'a str> {
