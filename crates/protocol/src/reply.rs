@@ -186,6 +186,19 @@ impl ReplyAssembler {
 
     fn evict(&mut self) {
         while self.order.len() >= MAX_TRACKED {
+            // the usual case first: the oldest reply is finished (or gone), and one probe finds and removes it
+            if let Some(&(hash, seq)) = self.order.front() {
+                match self.replies.find_entry(hash, |e| e.seq == seq) {
+                    Ok(e) if !e.get().reply.is_complete() => {}
+                    found => {
+                        if let Ok(e) = found {
+                            e.remove();
+                        }
+                        self.order.pop_front();
+                        continue;
+                    }
+                }
+            }
             // forget the oldest finished reply; if none is finished, the oldest of all
             let replies = &self.replies;
             let pos = self
