@@ -262,16 +262,22 @@ pub fn decode_message_ref(text: &str) -> Option<MessageRef<'_>> {
     if text.len() > MAX_FRAME_BYTES {
         return None;
     }
-    let rest = text.strip_prefix(r#"{"t":"message""#)?;
-    if !matches!(rest.trim_start().as_bytes().first(), Some(b',' | b'}')) {
+    if text.as_bytes().first_chunk() != Some(MESSAGE_HEAD) {
         return None;
     }
     // The usual frame (known keys, plain strings) is read by a scanner; anything else by serde. Both give the same.
     if let Some(m) = scan_message(text) {
         return Some(m);
     }
+    let rest = text.get(MESSAGE_HEAD.len()..)?;
+    if !matches!(rest.trim_start().as_bytes().first(), Some(b',' | b'}')) {
+        return None;
+    }
     serde_json::from_str::<MessageRef>(text).ok()
 }
+
+/// How every agent starts a `message` frame (a fixed-size array: compared in place, no `memcmp` call).
+const MESSAGE_HEAD: &[u8; 14] = br#"{"t":"message""#;
 
 /// A one-pass reader of the usual `message` frame (issue #4: serde_json spent ~1,800 instructions on a 75-byte frame).
 ///
@@ -282,7 +288,7 @@ pub fn decode_message_ref(text: &str) -> Option<MessageRef<'_>> {
 /// number it does not read, a duplicate key, a syntax error…) it answers `None` and the caller asks serde, which
 /// then decides — so the result never differs (tested against serde on hand-written and generated frames).
 fn scan_message(text: &str) -> Option<MessageRef<'_>> {
-    let mut s = Scan { text, b: text.as_bytes(), i: r#"{"t":"message""#.len() };
+    let mut s = Scan { text, b: text.as_bytes(), i: MESSAGE_HEAD.len() };
     let mut m = MessageRef {
         _t: serde::de::IgnoredAny,
         id: Cow::Borrowed(""),
@@ -364,9 +370,8 @@ impl<'a> Scan<'a> {
             self.i += 1;
         }
     }
-    fn lit(&mut self, word: &[u8]) -> Option<()> {
-        let end = self.i.checked_add(word.len())?;
-        (self.b.get(self.i..end)? == word).then(|| self.i = end)
+    fn lit<const N: usize>(&mut self, word: &[u8; N]) -> Option<()> {
+        (self.b.get(self.i..)?.first_chunk::<N>()? == word).then(|| self.i += N)
     }
     fn null<T>(&mut self) -> Option<Option<T>> {
         self.lit(b"null").map(|()| None)
@@ -383,17 +388,18 @@ impl<'a> Scan<'a> {
     /// duplicate) and for what [`string`](Self::string) does not read.
     fn key(&mut self) -> Option<u8> {
         let rest = self.b.get(self.i..)?;
-        let (word, bit): (&[u8], u8) = match rest.first()? {
-            b'i' => (b"id\"", 1),
-            b't' => (b"text\"", 2),
-            b'c' => (b"chunk\"", 4),
-            b'e' => (b"edit\"", 8),
-            b'f' => (b"final\"", 16),
-            b'r' => (b"reply_to\"", 32),
-            _ => (b"", 0),
+        // fixed-size comparisons (inlined), each key with its closing quote
+        let known = match rest.first()? {
+            b'i' if rest.first_chunk() == Some(b"id\"") => Some((3, 1)),
+            b't' if rest.first_chunk() == Some(b"text\"") => Some((5, 2)),
+            b'c' if rest.first_chunk() == Some(b"chunk\"") => Some((6, 4)),
+            b'e' if rest.first_chunk() == Some(b"edit\"") => Some((5, 8)),
+            b'f' if rest.first_chunk() == Some(b"final\"") => Some((6, 16)),
+            b'r' if rest.first_chunk() == Some(b"reply_to\"") => Some((9, 32)),
+            _ => None,
         };
-        if bit != 0 && rest.starts_with(word) {
-            self.i += word.len();
+        if let Some((len, bit)) = known {
+            self.i += len;
             return Some(bit);
         }
         match self.string()? {
