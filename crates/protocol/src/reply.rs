@@ -397,6 +397,24 @@ mod tests {
         assert!(a.tracked() <= MAX_TRACKED);
     }
 
+    /// when the table is full the oldest *finished* reply goes first (one probe when it is the oldest of
+    /// all); a reply still streaming survives many finished ones after it and keeps joining its chunks.
+    #[test]
+    fn a9_a21_eviction_keeps_an_unfinished_reply() {
+        let mut a = ReplyAssembler::new();
+        a.handle_message(msg("open", "part one ", Some((0, 2)), false, false)).unwrap();
+        for i in 0..(MAX_TRACKED * 2) {
+            a.handle_message(msg(&format!("r{i}"), "t", None, false, true)).unwrap();
+        }
+        assert_eq!(a.tracked(), MAX_TRACKED);
+        let u = a.handle_message(msg("open", "part two", Some((1, 2)), false, true)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("part one part two", true));
+        // the newest finished one is still known: an edit keeps it final
+        let last = format!("r{}", MAX_TRACKED * 2 - 1);
+        let u = a.handle_message(msg(&last, "edited", None, true, false)).unwrap();
+        assert_eq!((u.text.as_str(), u.final_), ("edited", true));
+    }
+
     #[test]
     fn g5_g6_stream_appends_and_ends() {
         let mut s = StreamAssembler::new();
