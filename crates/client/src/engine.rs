@@ -432,25 +432,21 @@ impl Engine {
                 // What the session said before this io comes before what the io makes happen: a message read just
                 // before a file stays above that file's `media` (which saving it emits).
                 self.batch.reserve(self.session.events_waiting().min(MAX_BATCH));
-                while let Some(ev) = self.session.poll_event() {
-                    self.emit(ev).await;
-                }
+                self.emit_session_events().await;
                 let Some(io) = self.session.poll_io(now()) else { break };
                 progressed = true;
                 let part = matches!(io, Io::SendFile { .. });
                 self.do_io(io, ws, connecting).await;
                 if part && ws.is_some() && self.session.uploading() {
-                    while let Some(ev) = self.session.poll_event() {
-                        self.emit(ev).await;
-                    }
+                    self.emit_session_events().await;
                     self.flush_events().await;
                     return true;
                 }
             }
             self.start_upload();
-            while let Some(ev) = self.session.poll_event() {
+            if self.session.events_waiting() > 0 {
                 progressed = true;
-                self.emit(ev).await;
+                self.emit_session_events().await;
             }
             if !progressed {
                 break;
@@ -619,6 +615,14 @@ impl Engine {
     }
 
     async fn emit(&mut self, ev: Event) {
+        if self.collect(ev) {
+            self.flush_events().await;
+        }
+    }
+
+    /// What [`emit`](Self::emit) does before a flush, without an `await` (the pump's per-event path: no future to
+    /// build and move the event into). `true` when the batch is full and must be flushed now.
+    fn collect(&mut self, ev: Event) -> bool {
         match &ev {
             Event::Ready { .. } => self.upload_retry = None,
             Event::Delivered { id } => {
@@ -633,8 +637,15 @@ impl Engine {
         }
         self.persist.record(&ev);
         self.batch.push(ev);
-        if self.batch.len() >= MAX_BATCH {
-            self.flush_events().await;
+        self.batch.len() >= MAX_BATCH
+    }
+
+    /// Every event the session has ready, into the batch (flushed whenever it fills).
+    async fn emit_session_events(&mut self) {
+        while let Some(ev) = self.session.poll_event() {
+            if self.collect(ev) {
+                self.flush_events().await;
+            }
         }
     }
 
