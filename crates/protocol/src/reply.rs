@@ -79,29 +79,33 @@ impl Reply {
 
 /// Adapter reply assembler.
 ///
-/// The receive hot path (issue #4's throughput goal): the frame's strings are borrowed until they must be kept, the
-/// map is a hashbrown table with a fast seeded hasher (foldhash: the table holds at most [`MAX_TRACKED`] ids, so even
-/// a hostile agent's colliding ids cost a bounded scan) that owns each id once — the age queue names an entry by its
-/// hash and arrival number, no shared pointer, no atomic counting — and single-chunk replies are stored inline.
+/// The receive hot path (issue #4's throughput goal): the frame's strings are borrowed until they must be kept; the
+/// replies live in a slab of at most [`MAX_TRACKED`] slots that is reused in place (a new reply takes the slot of the
+/// one it evicts, which the eviction has just read, so no cold memory is written and no entry is moved), and the map
+/// is a hashbrown table of slot numbers with a fast seeded hasher (foldhash: the table holds at most
+/// [`MAX_TRACKED`] ids, so even a hostile agent's colliding ids cost a bounded scan). Single-chunk replies are
+/// stored inline.
 #[derive(Default)]
 pub struct ReplyAssembler {
-    replies: hashbrown::HashTable<Tracked>,
-    /// `(hash, seq)` of every tracked reply, oldest first.
-    order: VecDeque<(u64, u64)>,
-    next_seq: u64,
+    /// Slot numbers in `slots`, by the hash of their id.
+    index: hashbrown::HashTable<u32>,
+    slots: Vec<Tracked>,
+    /// Every tracked slot, oldest reply first.
+    order: VecDeque<u32>,
     hasher: hashbrown::DefaultHashBuilder,
 }
 
+#[derive(Default)]
 struct Tracked {
+    hash: u64,
     /// The id's bytes, inline up to 40 (a UUID with a short prefix): no allocation per reply for the usual ids.
     id: SmallVec<[u8; 40]>,
-    seq: u64,
     reply: Reply,
 }
 
 impl std::fmt::Debug for ReplyAssembler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ReplyAssembler").field("tracked", &self.replies.len()).finish()
+        f.debug_struct("ReplyAssembler").field("tracked", &self.index.len()).finish()
     }
 }
 
@@ -131,19 +135,24 @@ impl ReplyAssembler {
             return Err(ReplyError::BadChunk { id: m.id.into_owned(), index, total: total.unwrap_or(0) });
         }
         let hash = self.hasher.hash_one(m.id.as_bytes());
-        let same_id = |e: &Tracked| e.id[..] == *m.id.as_bytes();
-        let r = match self.replies.find_mut(hash, same_id) {
-            Some(e) => &mut e.reply,
+        let slots = &self.slots;
+        let found = self.index.find(hash, |&s| slots.get(s as usize).is_some_and(|e| e.id[..] == *m.id.as_bytes()));
+        let slot = match found {
+            Some(&s) => s as usize,
             None => {
-                self.evict();
-                let seq = self.next_seq;
-                self.next_seq += 1;
-                self.order.push_back((hash, seq));
-                let hasher = &self.hasher;
-                let tracked = Tracked { id: SmallVec::from_slice(m.id.as_bytes()), seq, reply: Reply::default() };
-                &mut self.replies.insert_unique(hash, tracked, |e| hasher.hash_one(&e.id[..])).into_mut().reply
+                let s = self.free_slot();
+                let e = &mut self.slots[s];
+                e.hash = hash;
+                e.id.clear();
+                e.id.extend_from_slice(m.id.as_bytes());
+                e.reply = Reply::default();
+                self.order.push_back(s as u32);
+                let slots = &self.slots;
+                self.index.insert_unique(hash, s as u32, |&j| slots.get(j as usize).map_or(0, |e| e.hash));
+                s
             }
         };
+        let r = &mut self.slots[slot].reply;
         if r.truncated {
             return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES });
         }
@@ -184,38 +193,31 @@ impl ReplyAssembler {
         Ok(ReplyUpdate { text, final_, reply_to: r.reply_to.clone(), session: None, id: m.id.into_owned() })
     }
 
-    fn evict(&mut self) {
-        while self.order.len() >= MAX_TRACKED {
-            // the usual case first: the oldest reply is finished (or gone), and one probe finds and removes it
-            if let Some(&(hash, seq)) = self.order.front() {
-                match self.replies.find_entry(hash, |e| e.seq == seq) {
-                    Ok(e) if !e.get().reply.is_complete() => {}
-                    found => {
-                        if let Ok(e) = found {
-                            e.remove();
-                        }
-                        self.order.pop_front();
-                        continue;
-                    }
-                }
-            }
-            // forget the oldest finished reply; if none is finished, the oldest of all
-            let replies = &self.replies;
-            let pos = self
-                .order
-                .iter()
-                .position(|&(hash, seq)| replies.find(hash, |e| e.seq == seq).is_none_or(|e| e.reply.is_complete()))
-                .unwrap_or(0);
-            if let Some((hash, seq)) = self.order.remove(pos)
-                && let Ok(e) = self.replies.find_entry(hash, |e| e.seq == seq)
-            {
-                e.remove();
-            }
+    /// A slot for a new reply: a new one while fewer than [`MAX_TRACKED`] are tracked, else the slot of the oldest
+    /// finished reply (if none is finished, of the oldest of all), which is forgotten.
+    fn free_slot(&mut self) -> usize {
+        if self.order.len() < MAX_TRACKED {
+            self.slots.push(Tracked::default());
+            return self.slots.len() - 1;
         }
+        let slots = &self.slots;
+        let done = |s: &u32| slots.get(*s as usize).is_none_or(|e| e.reply.is_complete());
+        // the usual case first: the oldest reply is finished
+        let pos = if self.order.front().is_some_and(&done) { 0 } else { self.order.iter().position(done).unwrap_or(0) };
+        let Some(s) = self.order.remove(pos) else {
+            // unreachable (MAX_TRACKED > 0); a new slot keeps this total
+            self.slots.push(Tracked::default());
+            return self.slots.len() - 1;
+        };
+        let hash = self.slots[s as usize].hash;
+        if let Ok(e) = self.index.find_entry(hash, |&j| j == s) {
+            e.remove();
+        }
+        s as usize
     }
 
     pub fn tracked(&self) -> usize {
-        self.replies.len()
+        self.index.len()
     }
 }
 
