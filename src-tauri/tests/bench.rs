@@ -75,6 +75,40 @@ fn pss_tree(root: u32) -> (u64, Vec<String>) {
     (total, names)
 }
 
+/// `HERMES_BENCH_SMAPS=1`: where each process of the tree holds its memory — `Pss` summed by mapping (a library, the
+/// binary, `[anon]`, `[heap]`), the largest first. This is how the memory figures in bench/README.md were split.
+fn smaps_breakdown(root: u32) {
+    let mut pids = vec![root];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let ppid = stat[stat.rfind(')').unwrap() + 2..].split_whitespace().nth(1).and_then(|v| v.parse().ok());
+        if ppid == Some(root) {
+            pids.push(pid);
+        }
+    }
+    for pid in pids {
+        let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else { continue };
+        let mut by: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        let mut name = String::new();
+        for line in smaps.lines() {
+            if let Some(kb) = line.strip_prefix("Pss:") {
+                *by.entry(name.clone()).or_default() +=
+                    kb.trim().trim_end_matches("kB").trim().parse::<u64>().unwrap_or(0);
+            } else if line.split_whitespace().next().is_some_and(|a| a.contains('-') && !a.ends_with(':')) {
+                let path = line.split_whitespace().nth(5).unwrap_or("[anon]");
+                name = path.rsplit('/').next().unwrap_or(path).to_string();
+            }
+        }
+        let mut top: Vec<_> = by.into_iter().collect();
+        top.sort_by_key(|t| std::cmp::Reverse(t.1));
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let total: u64 = top.iter().map(|t| t.1).sum();
+        let parts: Vec<String> = top.iter().take(10).map(|(n, kb)| format!("{n}={:.1}", *kb as f64 / 1024.0)).collect();
+        eprintln!("BENCH smaps {} {:.1} MB: {}", comm.trim(), total as f64 / 1024.0, parts.join(", "));
+    }
+}
+
 fn idle_pss(bin: &str, args: &[&str], data: &Path, env: &[(&str, &str)]) -> (u64, Vec<String>) {
     wd::wait_gone(bin);
     let mut child = Command::new(bin)
@@ -86,6 +120,9 @@ fn idle_pss(bin: &str, args: &[&str], data: &Path, env: &[(&str, &str)]) -> (u64
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(8));
+    if std::env::var("HERMES_BENCH_SMAPS").as_deref() == Ok("1") {
+        smaps_breakdown(child.id());
+    }
     let r = pss_tree(child.id());
     let _ = child.kill();
     let _ = child.wait();
@@ -113,8 +150,11 @@ fn bench_desktop() {
     // WebDriver's 50 ms polling and session round-trips are not part of the figure: the page marks when its history
     // painted and when the engine said `ready` (User Timing), and `performance.timeOrigin` places those marks on the
     // wall clock, next to the instant the session (and so the app) was requested.
+    // `HERMES_BENCH_PART=launch|memory|stream` runs one part (diagnosis); unset, all three.
+    let part = std::env::var("HERMES_BENCH_PART").unwrap_or_default();
+    let run = |p: &str| part.is_empty() || part == p;
     let mut launches = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..(if run("launch") { 4 } else { 0 }) {
         let driver = wd::Driver::start(data.path());
         let t = Instant::now();
         let spawn_ms = wd::epoch_ms();
@@ -171,18 +211,24 @@ fn bench_desktop() {
             m["fcp"],
             m["js"]
         );
-        eprintln!("BENCH launch page marks (ms after navigation start): {}", m["marks"].as_str().unwrap_or(""));
+        eprintln!(
+            "BENCH launch page marks (ms after navigation start; origin = its epoch ms): origin={} {}",
+            m["origin"],
+            m["marks"].as_str().unwrap_or("")
+        );
         launches.push(interactive.round() as i64);
         drop(s);
         drop(driver);
         std::thread::sleep(Duration::from_millis(500));
     }
-    eprintln!("BENCH launch_to_interactive_ms = {launches:?} (the first one starts cold)");
+    if run("launch") {
+        eprintln!("BENCH launch_to_interactive_ms = {launches:?} (the first one starts cold)");
+    }
     // The floor under that figure on this machine: an empty Tauri 2 window (the memory baseline below), spawned the
     // same way, until its page has loaded.
     let empty_launch_dir = tempfile::tempdir().unwrap();
     let mut empty_launches = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..(if run("launch") { 3 } else { 0 }) {
         let driver = wd::Driver::start(empty_launch_dir.path());
         let spawn_ms = wd::epoch_ms();
         let s = driver.session(bin, &["--empty"]);
@@ -199,106 +245,112 @@ fn bench_desktop() {
         drop(driver);
         std::thread::sleep(Duration::from_millis(500));
     }
-    eprintln!("BENCH launch_empty_window_ms (spawn→page, spawn→page loaded) = {empty_launches:?}");
-
-    // 2. memory: the app idle with 1,000 messages vs an empty Tauri window, same run, same launch path
-    let empty_dir = tempfile::tempdir().unwrap();
-    // Both under the same drawing mode (gpu.rs: no GPU here → WebKit's compositing off, for the empty window too);
-    // then both with compositing forced on (`WEBKIT_DISABLE_COMPOSITING_MODE=0`), which is what a stock Tauri window
-    // does on this machine.
-    let (app_kb, app_procs) = idle_pss(bin, &[], data.path(), &[]);
-    let (empty_kb, empty_procs) = idle_pss(bin, &["--empty"], empty_dir.path(), &[]);
-    eprintln!("BENCH pss_app_mb = {} ({app_procs:?})", app_kb / 1024);
-    eprintln!("BENCH pss_empty_mb = {} ({empty_procs:?})", empty_kb / 1024);
-    eprintln!("BENCH pss_ratio = {:.2}", app_kb as f64 / empty_kb as f64);
-    let composited = [(hermes_desktop::gpu::ENV, "0")];
-    let (app_gl_kb, app_gl_procs) = idle_pss(bin, &[], data.path(), &composited);
-    let (stock_kb, stock_procs) = idle_pss(bin, &["--empty"], empty_dir.path(), &composited);
-    eprintln!("BENCH pss_app_composited_mb = {} ({app_gl_procs:?})", app_gl_kb / 1024);
-    eprintln!("BENCH pss_empty_composited_mb = {} ({stock_procs:?})", stock_kb / 1024);
-    eprintln!(
-        "BENCH pss_ratio_composited = {:.2}; the app (as it runs) vs the stock empty window = {:.2}",
-        app_gl_kb as f64 / stock_kb as f64,
-        app_kb as f64 / stock_kb as f64
-    );
-
-    // 3. a 20 KB reply streamed at 100 edits/s: longest main-thread stall seen by the page
-    let driver = wd::Driver::start(data.path());
-    let s = driver.session(bin, &[]);
-    s.wait("ready", 30, "return !!document.getElementById('composer-input') && !document.querySelector('.banner')");
-    // the start-up work (history paint, avatar page, fonts) is over before the reply starts: the launch has its
-    // own figure above
-    std::thread::sleep(Duration::from_secs(3));
-    s.exec(
-        "window.__lt = []; window.__gaps = []; window.__stop = false;
-         try { new PerformanceObserver(l => { for (const e of l.getEntries()) window.__lt.push([Math.round(e.startTime), Math.round(e.duration)]); })
-               .observe({type: 'longtask', buffered: true}); window.__ltSupported = true; } catch (e) { window.__ltSupported = false; }
-         // gap probe: a macrotask loop (MessageChannel) and a frame loop (rAF); a gap is time the main thread did not
-         // get back to the loop (script, style, layout, paint, GC).
-         let last = performance.now();
-         const ch = new MessageChannel();
-         ch.port1.onmessage = () => { const n = performance.now(); if (n - last > 30) window.__gaps.push([Math.round(last), Math.round(n - last)]); last = n;
-           if (!window.__stop) setTimeout(() => ch.port2.postMessage(0), 0); };
-         ch.port2.postMessage(0);
-         window.__frames = []; let lf = performance.now();
-         const raf = (t) => { window.__frames.push(t - lf); lf = t; if (!window.__stop) requestAnimationFrame(raf); };
-         requestAnimationFrame(raf);
-         return performance.now();",
-        json!([]),
-    );
-    let mut text = String::new();
-    let para = "Streaming **benchmark** paragraph with `inline code`, a [link](https://example.com) and plain words to fill the line. ";
-    while text.len() < 20_000 {
-        text.push_str(para);
-        if text.len() % 2000 < para.len() {
-            text.push_str(
-                "\n\n## Section\n\n- item one\n- item two\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n\n",
-            );
-        }
+    if run("launch") {
+        eprintln!("BENCH launch_empty_window_ms (spawn→page, spawn→page loaded) = {empty_launches:?}");
     }
-    let edits = 200;
-    let page_t0 = s.exec("return performance.now()", json!([])).as_f64().unwrap_or(0.0);
-    let t = Instant::now();
-    for i in 1..=edits {
-        let cut = text.len() * i / edits;
-        let cut = (0..=cut).rev().find(|c| text.is_char_boundary(*c)).unwrap();
-        let frame =
-            json!({"t": "message", "id": "bench-reply", "text": &text[..cut], "edit": true, "final": i == edits});
-        server.send_raw_to_device(&device, &frame.to_string());
-        let next = Duration::from_millis(10 * i as u64);
-        if let Some(d) = next.checked_sub(t.elapsed()) {
-            std::thread::sleep(d);
-        }
+
+    if run("memory") {
+        // 2. memory: the app idle with 1,000 messages vs an empty Tauri window, same run, same launch path
+        let empty_dir = tempfile::tempdir().unwrap();
+        // Both under the same drawing mode (gpu.rs: no GPU here → WebKit's compositing off, for the empty window too);
+        // then both with compositing forced on (`WEBKIT_DISABLE_COMPOSITING_MODE=0`), which is what a stock Tauri window
+        // does on this machine.
+        let (app_kb, app_procs) = idle_pss(bin, &[], data.path(), &[]);
+        let (empty_kb, empty_procs) = idle_pss(bin, &["--empty"], empty_dir.path(), &[]);
+        eprintln!("BENCH pss_app_mb = {} ({app_procs:?})", app_kb / 1024);
+        eprintln!("BENCH pss_empty_mb = {} ({empty_procs:?})", empty_kb / 1024);
+        eprintln!("BENCH pss_ratio = {:.2}", app_kb as f64 / empty_kb as f64);
+        let composited = [(hermes_desktop::gpu::ENV, "0")];
+        let (app_gl_kb, app_gl_procs) = idle_pss(bin, &[], data.path(), &composited);
+        let (stock_kb, stock_procs) = idle_pss(bin, &["--empty"], empty_dir.path(), &composited);
+        eprintln!("BENCH pss_app_composited_mb = {} ({app_gl_procs:?})", app_gl_kb / 1024);
+        eprintln!("BENCH pss_empty_composited_mb = {} ({stock_procs:?})", stock_kb / 1024);
+        eprintln!(
+            "BENCH pss_ratio_composited = {:.2}; the app (as it runs) vs the stock empty window = {:.2}",
+            app_gl_kb as f64 / stock_kb as f64,
+            app_kb as f64 / stock_kb as f64
+        );
+        assert!(
+            empty_procs.iter().any(|p| p.starts_with("WebKitWebProces")),
+            "the empty window must load a page (a web process) to be a fair baseline: {empty_procs:?}"
+        );
     }
-    let sent_in = t.elapsed();
-    s.wait("final text", 30, "return document.body.innerText.includes('fill the line') && document.querySelectorAll('.row:not(.out)').length > 0");
-    std::thread::sleep(Duration::from_millis(500));
-    let r = s.exec(
-        "window.__stop = true; const f = window.__frames.slice(1);
-         return {gaps: window.__gaps, lt: window.__lt, supported: window.__ltSupported,
-                 frames: f.length, maxFrame: Math.round(Math.max(...f)), over50: f.filter((x) => x > 50).length}",
-        json!([]),
-    );
-    let gaps: Vec<(f64, f64)> = r["gaps"]
-        .as_array()
-        .map(|a| a.iter().map(|g| (g[0].as_f64().unwrap_or(0.0) - page_t0, g[1].as_f64().unwrap_or(0.0))).collect())
-        .unwrap_or_default();
-    let max_gap = gaps.iter().map(|g| g.1).fold(0.0, f64::max);
-    eprintln!(
-        "BENCH stream_20kb_100eps sent_in_ms = {} max_main_thread_gap_ms = {max_gap:.0} gaps>30ms (ms after the first edit, length) = {gaps:?} \
-         frames = {} longest_frame_ms = {} frames>50ms = {} longtask_supported = {} longtasks = {}",
-        sent_in.as_millis(),
-        r["frames"],
-        r["maxFrame"],
-        r["over50"],
-        r["supported"],
-        r["lt"]
-    );
-    drop(s);
-    drop(driver);
+
+    if run("stream") {
+        // 3. a 20 KB reply streamed at 100 edits/s: longest main-thread stall seen by the page
+        let driver = wd::Driver::start(data.path());
+        let s = driver.session(bin, &[]);
+        s.wait("ready", 30, "return !!document.getElementById('composer-input') && !document.querySelector('.banner')");
+        // the start-up work (history paint, avatar page, fonts) is over before the reply starts: the launch has its
+        // own figure above
+        std::thread::sleep(Duration::from_secs(3));
+        s.exec(
+            "window.__lt = []; window.__gaps = []; window.__stop = false;
+             try { new PerformanceObserver(l => { for (const e of l.getEntries()) window.__lt.push([Math.round(e.startTime), Math.round(e.duration)]); })
+                   .observe({type: 'longtask', buffered: true}); window.__ltSupported = true; } catch (e) { window.__ltSupported = false; }
+             // gap probe: a macrotask loop (MessageChannel) and a frame loop (rAF); a gap is time the main thread did not
+             // get back to the loop (script, style, layout, paint, GC).
+             let last = performance.now();
+             const ch = new MessageChannel();
+             ch.port1.onmessage = () => { const n = performance.now(); if (n - last > 30) window.__gaps.push([Math.round(last), Math.round(n - last)]); last = n;
+               if (!window.__stop) setTimeout(() => ch.port2.postMessage(0), 0); };
+             ch.port2.postMessage(0);
+             window.__frames = []; let lf = performance.now();
+             const raf = (t) => { window.__frames.push(t - lf); lf = t; if (!window.__stop) requestAnimationFrame(raf); };
+             requestAnimationFrame(raf);
+             return performance.now();",
+            json!([]),
+        );
+        let mut text = String::new();
+        let para = "Streaming **benchmark** paragraph with `inline code`, a [link](https://example.com) and plain words to fill the line. ";
+        while text.len() < 20_000 {
+            text.push_str(para);
+            if text.len() % 2000 < para.len() {
+                text.push_str(
+                    "\n\n## Section\n\n- item one\n- item two\n\n```rust\nfn main() { println!(\"hi\"); }\n```\n\n",
+                );
+            }
+        }
+        let edits = 200;
+        let page_t0 = s.exec("return performance.now()", json!([])).as_f64().unwrap_or(0.0);
+        let t = Instant::now();
+        for i in 1..=edits {
+            let cut = text.len() * i / edits;
+            let cut = (0..=cut).rev().find(|c| text.is_char_boundary(*c)).unwrap();
+            let frame =
+                json!({"t": "message", "id": "bench-reply", "text": &text[..cut], "edit": true, "final": i == edits});
+            server.send_raw_to_device(&device, &frame.to_string());
+            let next = Duration::from_millis(10 * i as u64);
+            if let Some(d) = next.checked_sub(t.elapsed()) {
+                std::thread::sleep(d);
+            }
+        }
+        let sent_in = t.elapsed();
+        s.wait("final text", 30, "return document.body.innerText.includes('fill the line') && document.querySelectorAll('.row:not(.out)').length > 0");
+        std::thread::sleep(Duration::from_millis(500));
+        let r = s.exec(
+            "window.__stop = true; const f = window.__frames.slice(1);
+             return {gaps: window.__gaps, lt: window.__lt, supported: window.__ltSupported,
+                     frames: f.length, maxFrame: Math.round(Math.max(...f)), over50: f.filter((x) => x > 50).length}",
+            json!([]),
+        );
+        let gaps: Vec<(f64, f64)> = r["gaps"]
+            .as_array()
+            .map(|a| a.iter().map(|g| (g[0].as_f64().unwrap_or(0.0) - page_t0, g[1].as_f64().unwrap_or(0.0))).collect())
+            .unwrap_or_default();
+        let max_gap = gaps.iter().map(|g| g.1).fold(0.0, f64::max);
+        eprintln!(
+            "BENCH stream_20kb_100eps sent_in_ms = {} max_main_thread_gap_ms = {max_gap:.0} gaps>30ms (ms after the first edit, length) = {gaps:?} \
+             frames = {} longest_frame_ms = {} frames>50ms = {} longtask_supported = {} longtasks = {}",
+            sent_in.as_millis(),
+            r["frames"],
+            r["maxFrame"],
+            r["over50"],
+            r["supported"],
+            r["lt"]
+        );
+        drop(s);
+        drop(driver);
+    }
     rt.block_on(server.shutdown());
-    assert!(
-        empty_procs.iter().any(|p| p.starts_with("WebKitWebProces")),
-        "the empty window must load a page (a web process) to be a fair baseline: {empty_procs:?}"
-    );
 }
