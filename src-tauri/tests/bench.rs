@@ -36,8 +36,8 @@ fn seeded(url: &str) -> (tempfile::TempDir, String) {
     (dir, p.device_id)
 }
 
-/// Summed PSS (kB) of `root` and all its descendants.
-fn pss_tree(root: u32) -> (u64, Vec<String>) {
+/// `root` and all its descendants (from `/proc`).
+fn process_tree(root: u32) -> Vec<u32> {
     let mut parent = std::collections::HashMap::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
@@ -55,12 +55,16 @@ fn pss_tree(root: u32) -> (u64, Vec<String>) {
         }
         false
     };
+    let mut pids: Vec<u32> = parent.keys().copied().filter(|&p| in_tree(p)).collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// Summed PSS (kB) of `root` and all its descendants.
+fn pss_tree(root: u32) -> (u64, Vec<String>) {
     let mut total = 0;
     let mut names = Vec::new();
-    for &pid in parent.keys() {
-        if !in_tree(pid) {
-            continue;
-        }
+    for pid in process_tree(root) {
         let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
         let pss: u64 = rollup
             .lines()
@@ -78,16 +82,7 @@ fn pss_tree(root: u32) -> (u64, Vec<String>) {
 /// `HERMES_BENCH_SMAPS=1`: where each process of the tree holds its memory — `Pss` summed by mapping (a library, the
 /// binary, `[anon]`, `[heap]`), the largest first. This is how the memory figures in bench/README.md were split.
 fn smaps_breakdown(root: u32) {
-    let mut pids = vec![root];
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let ppid = stat[stat.rfind(')').unwrap() + 2..].split_whitespace().nth(1).and_then(|v| v.parse().ok());
-        if ppid == Some(root) {
-            pids.push(pid);
-        }
-    }
-    for pid in pids {
+    for pid in process_tree(root) {
         let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else { continue };
         let mut by: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
         let mut name = String::new();
