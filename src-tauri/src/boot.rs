@@ -102,7 +102,7 @@ mod tests {
     fn state() -> (tempfile::TempDir, AppState) {
         let dir = tempfile::tempdir().unwrap();
         let store = hermes_store::Store::open_in(dir.path()).unwrap();
-        let keychain = KeychainInfo { available: false, detail: None };
+        let keychain = crate::state::Keychain::known(KeychainInfo { available: false, detail: None });
         let st = AppState::new(store, dir.path().to_path_buf(), dir.path().join("logs"), keychain);
         (dir, st)
     }

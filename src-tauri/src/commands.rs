@@ -31,7 +31,7 @@ pub fn app_info(app: AppHandle, state: State<'_, AppState>) -> AppInfo {
         version: app.package_info().version.to_string(),
         data_dir: state.data_dir.display().to_string(),
         log_dir: state.log_dir.display().to_string(),
-        keychain: state.keychain.clone(),
+        keychain: state.keychain.info(),
         demo: state.demo.lock().map(|d| d.is_some()).unwrap_or(false),
         pending_link: state.pending_link.lock().ok().and_then(|mut l| l.take()),
     }

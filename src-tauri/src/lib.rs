@@ -217,8 +217,8 @@ pub fn run(opts: Options) {
                 None if opts.data_dir.is_some() => data_dir.join("logs"),
                 None => app.path().app_log_dir().unwrap_or_else(|_| data_dir.join("logs")),
             };
-            // The keychain probe is a D-Bus round trip: it runs while the store opens.
-            let probe = std::thread::spawn(state::probe_keychain);
+            // The keychain probe is a D-Bus round trip: it runs while the store opens and the window starts.
+            let keychain = state::Keychain::probe();
             let guard = logging::init(&log_dir);
             app.manage(guard);
             // Linux: is the font CSS `system-ui` names installed (fonts.rs)? Fontconfig answers while the store opens.
@@ -231,13 +231,6 @@ pub fn run(opts: Options) {
                 "hermes-desktop starting"
             );
             let store = hermes_store::Store::open_in(&data_dir)?;
-            let keychain = probe.join().unwrap_or_else(|_| ipc::KeychainInfo {
-                available: false,
-                detail: Some("the keychain probe failed".into()),
-            });
-            if !keychain.available {
-                tracing::warn!("no usable keychain: {}", keychain.detail.clone().unwrap_or_default());
-            }
             let st = AppState::new(store, data_dir, log_dir, keychain);
             std::fs::create_dir_all(&st.media_dir)?;
             std::fs::create_dir_all(&st.tmp_dir)?;
@@ -279,7 +272,9 @@ pub fn run(opts: Options) {
             .build()?;
             tracing::info!(since_start_ms = since_start_ms(), "main window created");
 
-            tray::install(app.handle());
+            // The tray icon (~10 ms of the main thread) comes once the window has started, not while WebKit's
+            // processes start and the page loads (issue #5, launch).
+            tray::install_soon(app.handle());
 
             let handle = app.handle().clone();
             app.deep_link().on_open_url(move |ev| {

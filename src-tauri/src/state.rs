@@ -26,7 +26,7 @@ pub struct AppState {
     pub media_dir: PathBuf,
     pub tmp_dir: PathBuf,
     pub log_dir: PathBuf,
-    pub keychain: KeychainInfo,
+    pub keychain: Keychain,
     pub engines: tokio::sync::Mutex<HashMap<String, Engine>>,
     /// Tokens kept in process memory only (no keychain, or the user asked for "this session only").
     pub session_tokens: Mutex<HashMap<String, Secret>>,
@@ -49,7 +49,7 @@ impl AppState {
         e.handle.command(command).await.map_err(|reason| AppError::new("rejected", reason))
     }
 
-    pub fn new(store: Store, data_dir: PathBuf, log_dir: PathBuf, keychain: KeychainInfo) -> Self {
+    pub fn new(store: Store, data_dir: PathBuf, log_dir: PathBuf, keychain: Keychain) -> Self {
         AppState {
             store: Arc::new(Mutex::new(store)),
             media_dir: hermes_store::media_dir(&data_dir),
@@ -76,13 +76,86 @@ impl AppState {
     }
 }
 
+/// Whether the OS keychain answers: probed once at start, on a thread of its own (a D-Bus round trip of 6-10 ms that
+/// the main window's creation does not wait for: issue #5, launch), and read when first asked (`app_info`).
+pub struct Keychain {
+    known: std::sync::OnceLock<KeychainInfo>,
+    probe: Mutex<Option<std::thread::JoinHandle<KeychainInfo>>>,
+}
+
+impl Keychain {
+    /// Start the probe.
+    pub fn probe() -> Self {
+        Self::probe_with(probe_keychain)
+    }
+
+    fn probe_with(probe: impl FnOnce() -> KeychainInfo + Send + 'static) -> Self {
+        let probe = std::thread::Builder::new().name("hermes-keychain-probe".into()).spawn(move || {
+            let info = probe();
+            if !info.available {
+                tracing::warn!("no usable keychain: {}", info.detail.clone().unwrap_or_default());
+            }
+            info
+        });
+        Keychain { known: std::sync::OnceLock::new(), probe: Mutex::new(probe.ok()) }
+    }
+
+    /// An answer known already (tests).
+    pub fn known(info: KeychainInfo) -> Self {
+        Keychain { known: std::sync::OnceLock::from(info), probe: Mutex::new(None) }
+    }
+
+    /// The probe's answer (waits for it the first time, if it is still running).
+    pub fn info(&self) -> KeychainInfo {
+        self.known
+            .get_or_init(|| {
+                let handle = self.probe.lock().ok().and_then(|mut p| p.take());
+                handle.and_then(|h| h.join().ok()).unwrap_or_else(|| KeychainInfo {
+                    available: false,
+                    detail: Some("the keychain probe failed".into()),
+                })
+            })
+            .clone()
+    }
+}
+
 /// Probe the OS keychain once (a read of an entry that does not exist).
-pub fn probe_keychain() -> KeychainInfo {
+fn probe_keychain() -> KeychainInfo {
     if std::env::var_os("HERMES_NO_KEYCHAIN").is_some() {
         return KeychainInfo { available: false, detail: Some("disabled by HERMES_NO_KEYCHAIN".into()) };
     }
     match hermes_client::keychain::get("hermes-desktop-probe") {
         Ok(_) => KeychainInfo { available: true, detail: None },
         Err(e) => KeychainInfo { available: false, detail: Some(e.to_string()) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keychain_probe_is_waited_for_once_and_its_answer_kept() {
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let c = calls.clone();
+        let k = Keychain::probe_with(move || {
+            // still probing when the window is created: the answer comes later
+            rx.recv().unwrap();
+            c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            KeychainInfo { available: true, detail: None }
+        });
+        tx.send(()).unwrap();
+        assert!(k.info().available);
+        assert!(k.info().available);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_probe_that_panics_reads_as_no_keychain() {
+        let k = Keychain::probe_with(|| panic!("D-Bus went away"));
+        let info = k.info();
+        assert!(!info.available);
+        assert_eq!(info.detail.as_deref(), Some("the keychain probe failed"));
     }
 }

@@ -8,6 +8,21 @@ use crate::state::AppState;
 
 const TRAY_ID: &str = "main-tray";
 
+/// [`install`] on the main thread about a second from now.
+pub fn install_soon(app: &AppHandle) {
+    let app = app.clone();
+    let spawned = std::thread::Builder::new().name("hermes-tray-later".into()).spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(1_000));
+        let handle = app.clone();
+        if app.run_on_main_thread(move || install(&handle)).is_err() {
+            tracing::warn!("no tray icon: the main thread is gone");
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("no tray icon: {e}");
+    }
+}
+
 pub fn install(app: &AppHandle) {
     let build = || -> tauri::Result<()> {
         let status = MenuItem::with_id(app, "status", "Hermes — offline", false, None::<&str>)?;
@@ -28,6 +43,8 @@ pub fn install(app: &AppHandle) {
         }
         b.build(app)?;
         app.manage(StatusItem(status));
+        // an engine may have connected before the icon existed
+        refresh(app);
         Ok(())
     };
     if let Err(e) = build() {

@@ -684,7 +684,7 @@ mod tests {
             hermes_store::Store::open_in_memory().unwrap(),
             dir.path().into(),
             dir.path().join("logs"),
-            crate::ipc::KeychainInfo { available: false, detail: None },
+            crate::state::Keychain::known(crate::ipc::KeychainInfo { available: false, detail: None }),
         );
         // one second of audio split into two WAVs, for a profile with no engine (not connected)
         let mut clips = write_clips(&vec![0i16; 16_000], dir.path(), 20_000).unwrap();
