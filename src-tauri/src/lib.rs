@@ -190,6 +190,18 @@ fn since_start_ms() -> u128 {
     STARTED.get_or_init(std::time::Instant::now).elapsed().as_millis()
 }
 
+/// Run `f` on a thread of its own (`name`) after `delay`: start-up work that must not compete with the main window's
+/// start (issue #5, launch). A thread that cannot start is logged, and `f` does not run.
+pub(crate) fn later(name: &str, delay: std::time::Duration, f: impl FnOnce() + Send + 'static) {
+    let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
+        std::thread::sleep(delay);
+        f();
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the {name} thread: {e}");
+    }
+}
+
 /// Run the app (blocking until it quits).
 pub fn run(opts: Options) {
     STARTED.get_or_init(std::time::Instant::now);

@@ -11,16 +11,12 @@ const TRAY_ID: &str = "main-tray";
 /// [`install`] on the main thread about a second from now.
 pub fn install_soon(app: &AppHandle) {
     let app = app.clone();
-    let spawned = std::thread::Builder::new().name("hermes-tray-later".into()).spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(1_000));
+    crate::later("hermes-tray-later", std::time::Duration::from_secs(1), move || {
         let handle = app.clone();
         if app.run_on_main_thread(move || install(&handle)).is_err() {
             tracing::warn!("no tray icon: the main thread is gone");
         }
     });
-    if let Err(e) = spawned {
-        tracing::warn!("no tray icon: {e}");
-    }
 }
 
 pub fn install(app: &AppHandle) {

@@ -347,10 +347,10 @@ const SHORTCUT_AFTER_START: std::time::Duration = std::time::Duration::from_mill
 /// that a shortcut saved meanwhile is registered after this one, never before.
 pub fn register_shortcut_soon(app: &AppHandle) {
     let app = app.clone();
-    let spawned = std::thread::Builder::new().name("shortcut-register".into()).spawn(move || {
-        // (the end-to-end test moves it, to register while the page is busy calling the shell)
-        let after = std::env::var("HERMES_SHORTCUT_AFTER_MS").ok().and_then(|v| v.parse().ok());
-        std::thread::sleep(after.map(std::time::Duration::from_millis).unwrap_or(SHORTCUT_AFTER_START));
+    // (the end-to-end test moves it, to register while the page is busy calling the shell)
+    let after = std::env::var("HERMES_SHORTCUT_AFTER_MS").ok().and_then(|v| v.parse().ok());
+    let delay = after.map(std::time::Duration::from_millis).unwrap_or(SHORTCUT_AFTER_START);
+    crate::later("shortcut-register", delay, move || {
         let state = app.state::<VoiceState>();
         let Ok(_one_at_a_time) = state.registering.lock() else { return };
         let shortcut = state.settings().shortcut;
@@ -359,9 +359,6 @@ pub fn register_shortcut_soon(app: &AppHandle) {
             Err(e) => tracing::warn!("push-to-talk shortcut: {}", e.message),
         }
     });
-    if let Err(e) = spawned {
-        tracing::warn!("push-to-talk shortcut: {e}");
-    }
 }
 
 /* ---------- commands ---------- */
