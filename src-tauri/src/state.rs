@@ -139,14 +139,21 @@ mod tests {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let c = calls.clone();
-        let k = Keychain::probe_with(move || {
-            // still probing when the window is created: the answer comes later
+        let k = Arc::new(Keychain::probe_with(move || {
+            // still probing when the page first asks: the answer comes when this returns
             rx.recv().unwrap();
             c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             KeychainInfo { available: true, detail: None }
-        });
+        }));
+        let asking = {
+            let k = k.clone();
+            std::thread::spawn(move || k.info().available)
+        };
+        // the probe cannot finish before the send below, so neither can the question
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert!(!asking.is_finished(), "info() answered before the probe did");
         tx.send(()).unwrap();
-        assert!(k.info().available);
+        assert!(asking.join().unwrap());
         assert!(k.info().available);
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
