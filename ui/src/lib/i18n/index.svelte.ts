@@ -1,6 +1,7 @@
 import en, { type Catalog } from './en';
 import ru from './ru';
 import zh from './zh';
+import { pluralCategory } from './dates';
 
 export type Locale = 'en' | 'zh' | 'ru';
 export type MessageKey = keyof Catalog;
@@ -30,21 +31,9 @@ export function t(key: MessageKey, params?: Record<string, string | number>): st
   return text.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
 }
 
-const plurals = new Map<string, Intl.PluralRules>();
-
-/** One Intl.PluralRules per locale (building one is costly; `tn` runs per rendered count). */
-function pluralRules(locale: string): Intl.PluralRules {
-  let r = plurals.get(locale);
-  if (!r) {
-    r = new Intl.PluralRules(locale);
-    plurals.set(locale, r);
-  }
-  return r;
-}
-
 /** Picks a plural form key: `${base}_one` / `${base}_other` (catalog entries decide wording). */
 export function tn(base: string, n: number, params?: Record<string, string | number>): string {
-  const cat = pluralRules(state.locale).select(n);
+  const cat = pluralCategory(state.locale, n);
   const key = (`${base}_${cat}` in en ? `${base}_${cat}` : `${base}_other`) as MessageKey;
   return t(key, { n, ...params });
 }
