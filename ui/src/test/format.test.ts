@@ -1,5 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { formatDay, formatTime } from '../lib/util/format';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { screen, waitFor } from '@testing-library/svelte';
+import { ready, renderApp } from './helpers';
+import { formatDay, formatTime, untilMidnight } from '../lib/util/format';
 import { setLocale, tn, type Locale } from '../lib/i18n/index.svelte';
 import { dayLabel, pluralCategory, timeLabel } from '../lib/i18n/dates';
 
@@ -46,27 +48,49 @@ describe('kept date formatters', () => {
   afterEach(() => setLocale('en'));
 
   it('match toLocale*String for each locale, and follow a locale change', () => {
-    const at = new Date(new Date().getFullYear(), 10, 30, 9, 5).getTime();
+    const now = new Date(2026, 5, 20, 12, 0).getTime();
+    const at = new Date(2026, 2, 3, 9, 5).getTime();
     for (const locale of ['en', 'ru', 'zh'] as const) {
       setLocale(locale);
       expect(formatTime(at)).toBe(new Date(at).toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' }));
     }
     setLocale('en');
-    const en = formatDay(at);
+    const en = formatDay(at, now);
     setLocale('ru');
-    expect(formatDay(at)).not.toBe(en);
-    expect(formatDay(at)).toBe(new Date(at).toLocaleDateString('ru', { weekday: 'long', day: 'numeric', month: 'long' }));
+    expect(formatDay(at, now)).not.toBe(en);
+    expect(formatDay(at, now)).toBe(
+      new Date(at).toLocaleDateString('ru', { weekday: 'long', day: 'numeric', month: 'long' }),
+    );
   });
 
   it('names the year only for another year than this one', () => {
     setLocale('en');
-    const thisYear = new Date(new Date().getFullYear(), 0, 15).getTime();
-    const lastYear = new Date(new Date().getFullYear() - 1, 0, 15).getTime();
-    expect(formatDay(thisYear)).not.toMatch(String(new Date().getFullYear()));
-    expect(formatDay(lastYear)).toMatch(String(new Date().getFullYear() - 1));
-    expect(formatDay(lastYear)).toBe(
-      new Date(lastYear).toLocaleDateString('en', { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' }),
-    );
+    const now = new Date(2026, 5, 20, 12, 0).getTime();
+    const thisYear = new Date(2026, 0, 15).getTime();
+    const lastYear = new Date(2025, 0, 15).getTime();
+    expect(formatDay(thisYear, now)).toBe('Thursday, January 15');
+    expect(formatDay(lastYear, now)).toBe('Wednesday, January 15, 2025');
+  });
+
+  it('says Today and Yesterday, in the language, by the local calendar day', () => {
+    setLocale('en');
+    const now = new Date(2026, 2, 1, 0, 30).getTime(); // half past midnight, 1 March
+    expect(formatDay(new Date(2026, 2, 1, 0, 0).getTime(), now)).toBe('Today');
+    expect(formatDay(new Date(2026, 1, 28, 23, 59).getTime(), now)).toBe('Yesterday'); // across a month end
+    expect(formatDay(new Date(2026, 1, 27, 23, 59).getTime(), now)).toBe('Friday, February 27');
+    expect(formatDay(new Date(2026, 2, 2, 9, 0).getTime(), now)).toBe('Monday, March 2'); // a clock set back: not "Today"
+    setLocale('ru');
+    expect(formatDay(now, now)).toBe('Сегодня');
+    setLocale('zh');
+    expect(formatDay(new Date(2026, 1, 28).getTime(), now)).toBe('昨天');
+    // New Year's Day: yesterday is in the year before
+    setLocale('en');
+    expect(formatDay(new Date(2025, 11, 31, 22).getTime(), new Date(2026, 0, 1, 8).getTime())).toBe('Yesterday');
+  });
+
+  it('counts the time until the next local midnight', () => {
+    expect(untilMidnight(new Date(2026, 2, 1, 23, 59, 30).getTime())).toBe(30_000);
+    expect(untilMidnight(new Date(2026, 2, 1, 0, 0, 0).getTime())).toBe(24 * 3600_000);
   });
 
   it('plural forms per locale still follow the language', () => {
@@ -75,5 +99,22 @@ describe('kept date formatters', () => {
     const one = tn('banner.queued', 21);
     expect(few).toMatch(/сообщения/);
     expect(one).not.toBe(few);
+  });
+});
+
+describe('day separators in the chat', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('"Today" becomes "Yesterday" at midnight without anything else happening', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date(2026, 2, 1, 23, 59, 59, 500));
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'message', id: 'r1', text: 'late reply', final: true });
+    await screen.findByText('late reply');
+    const day = () => document.querySelector('.day')?.textContent?.trim();
+    await waitFor(() => expect(day()).toBe('Today'));
+    vi.setSystemTime(new Date(2026, 2, 2, 0, 0, 1));
+    await waitFor(() => expect(day()).toBe('Yesterday'), { timeout: 5000 });
   });
 });

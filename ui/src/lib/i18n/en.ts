@@ -39,6 +39,8 @@ const en = {
   'chat.typing': 'typing…',
   'chat.isTyping': '{name} is typing…',
   'chat.loading': 'Loading…',
+  'chat.today': 'Today',
+  'chat.yesterday': 'Yesterday',
   'chat.loadOlder': 'Load earlier messages',
   'chat.loadingOlder': 'Loading earlier messages…',
   'chat.newMessages': 'New messages',

@@ -40,6 +40,8 @@ const ru: Catalog = {
   'chat.typing': 'печатает…',
   'chat.isTyping': '{name} печатает…',
   'chat.loading': 'Загрузка…',
+  'chat.today': 'Сегодня',
+  'chat.yesterday': 'Вчера',
   'chat.loadOlder': 'Загрузить более ранние сообщения',
   'chat.loadingOlder': 'Загружаем более ранние сообщения…',
   'chat.newMessages': 'Новые сообщения',

@@ -40,6 +40,8 @@ const zh: Catalog = {
   'chat.typing': '正在输入…',
   'chat.isTyping': '{name} 正在输入…',
   'chat.loading': '正在加载…',
+  'chat.today': '今天',
+  'chat.yesterday': '昨天',
   'chat.loadOlder': '加载更早的消息',
   'chat.loadingOlder': '正在加载更早的消息…',
   'chat.newMessages': '新消息',

@@ -1,4 +1,4 @@
-import { currentLocale } from '../i18n/index.svelte';
+import { currentLocale, t } from '../i18n/index.svelte';
 import { dayLabel, timeLabel } from '../i18n/dates';
 
 const UNITS = ['B', 'KB', 'MB', 'GB'];
@@ -21,9 +21,22 @@ export function formatTime(ms: number): string {
   return timeLabel(currentLocale(), new Date(ms));
 }
 
-export function formatDay(ms: number): string {
+/** A day separator's label: "Today", "Yesterday", else the day (with its year when not this year's). */
+export function formatDay(ms: number, now: number = Date.now()): string {
   const d = new Date(ms);
-  return dayLabel(currentLocale(), d, d.getFullYear() !== new Date().getFullYear());
+  const today = new Date(now);
+  const key = dayKey(ms);
+  if (key === dayKey(now)) return t('chat.today');
+  if (key === dayKey(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1).getTime())) {
+    return t('chat.yesterday');
+  }
+  return dayLabel(currentLocale(), d, d.getFullYear() !== today.getFullYear());
+}
+
+/** Milliseconds from `now` until the next local midnight (when "Today" becomes "Yesterday"). */
+export function untilMidnight(now: number = Date.now()): number {
+  const d = new Date(now);
+  return new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime() - now;
 }
 
 export function dayKey(ms: number): string {
