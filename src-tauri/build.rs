@@ -20,6 +20,8 @@ const COMMANDS: &[&str] = &[
     "list_conversations",
     "create_conversation",
     "rename_conversation",
+    "get_draft",
+    "set_draft",
     "delete_conversation",
     "history",
     "search",

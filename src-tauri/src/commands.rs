@@ -296,6 +296,20 @@ pub fn rename_conversation(state: State<'_, AppState>, id: String, title: String
     state.with_store(|s| s.conversation_rename(&id, title.trim()))
 }
 
+/// The composer's unsent text in a conversation (kept across switching conversations, quitting and crashes).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn get_draft(state: State<'_, AppState>, conversation_id: String) -> AppResult<Option<String>> {
+    state.with_store(|s| s.draft_get(&conversation_id))
+}
+
+/// Keeps the composer's text as the conversation's draft; an empty text removes it.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_draft(state: State<'_, AppState>, conversation_id: String, text: String) -> AppResult<()> {
+    state.with_store(|s| s.draft_set(&conversation_id, &text))
+}
+
 #[tauri::command(async)]
 #[specta::specta]
 pub fn delete_conversation(state: State<'_, AppState>, id: String) -> AppResult<()> {

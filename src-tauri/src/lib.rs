@@ -44,6 +44,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             list_conversations,
             create_conversation,
             rename_conversation,
+            get_draft,
+            set_draft,
             delete_conversation,
             history,
             search,

@@ -419,6 +419,51 @@ fn e2e_chat() {
     assert_token_nowhere(data.path(), TOKEN);
 }
 
+/// The composer's text is a draft in the store: it is there again after the app ends (its WebDriver session
+/// closed, its processes killed) and starts again.
+#[test]
+fn e2e_draft_survives_a_restart() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start(None);
+    let (data, _) = data_with_profile("Draft agent", &agent.url(), TOKEN);
+    let draft = "a thought I had not finished — with a second line\nand unicode ✓";
+    {
+        let driver = Driver::start(data.path());
+        let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+        s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+        s.exec(
+            "const t=document.getElementById('composer-input'); t.focus(); t.value=arguments[0];
+             t.dispatchEvent(new Event('input',{bubbles:true}));",
+            json!([draft]),
+        );
+        // saved shortly after the typing stops (the debounce)
+        let store = hermes_store::Store::open_in(data.path()).unwrap();
+        let t = Instant::now();
+        while store
+            .conversations(&store.profiles().unwrap()[0].id)
+            .unwrap()
+            .iter()
+            .all(|c| store.draft_get(&c.id).unwrap().as_deref() != Some(draft))
+        {
+            assert!(t.elapsed() < Duration::from_secs(10), "the draft was never saved");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        drop(s);
+        drop(driver);
+    }
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait(
+        "the draft back in the composer",
+        20,
+        &format!("const t=document.getElementById('composer-input'); return !!t && t.value === {}", json!(draft)),
+    );
+    drop(s);
+    drop(driver);
+}
+
 #[test]
 fn e2e_access_denied() {
     if !enabled() {

@@ -104,6 +104,28 @@ async renameConversation(id: string, title: string) : Promise<Result<null, AppEr
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * The composer's unsent text in a conversation (kept across switching conversations, quitting and crashes).
+ */
+async getDraft(conversationId: string) : Promise<Result<string | null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("get_draft", { conversationId }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Keeps the composer's text as the conversation's draft; an empty text removes it.
+ */
+async setDraft(conversationId: string, text: string) : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_draft", { conversationId, text }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async deleteConversation(id: string) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("delete_conversation", { id }) };

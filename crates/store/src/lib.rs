@@ -11,6 +11,7 @@
 //! OS keychain under [`Profile::keychain_account`].
 
 mod conversations;
+mod drafts;
 mod error;
 mod export;
 mod media;
@@ -28,6 +29,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 pub use conversations::adapter_session;
+pub use drafts::MAX_DRAFT_BYTES;
 pub use error::{Error, Result};
 pub use export::{EXPORT_FORMAT, format_utc, render_markdown};
 pub use paths::{DB_FILE_NAME, default_data_dir, media_dir, resolve_data_dir};

@@ -153,8 +153,18 @@ CREATE INDEX media_by_sha256 ON media(sha256);
 CREATE INDEX media_by_message ON media(message_id) WHERE message_id IS NOT NULL;
 "#;
 
+/// Version 2: the composer's unsent text per conversation (a draft survives switching conversations, quitting and a
+/// crash). Deleted with its conversation.
+const V2: &str = r#"
+CREATE TABLE drafts (
+    conversation_id TEXT PRIMARY KEY NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    text            TEXT NOT NULL CHECK (text <> ''),
+    updated_at      INTEGER NOT NULL
+) STRICT;
+"#;
+
 /// SQL of every migration, in order; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1];
+pub const MIGRATIONS: &[&str] = &[V1, V2];
 
 /// The schema version this build creates and understands.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -158,6 +158,39 @@ fn v3_conversations_create_rename_delete_and_order() {
 }
 
 #[test]
+fn drafts_are_kept_per_conversation_replaced_cleared_and_deleted_with_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (a, b) = {
+        let s = Store::open_in(dir.path()).expect("open");
+        let (_, a) = setup_v3(&s);
+        let b = s.conversation_create(&a.profile_id, "Other").expect("b");
+        assert_eq!(s.draft_get(&a.id).expect("get"), None);
+        s.draft_set(&a.id, "half a thought").expect("set");
+        s.draft_set(&a.id, "half a thought, finished\nover two lines").expect("replace");
+        s.draft_set(&b.id, "other chat").expect("set b");
+        (a.id, b.id)
+    };
+    // a draft survives closing the app
+    let s = Store::open_in(dir.path()).expect("reopen");
+    assert_eq!(s.draft_get(&a).expect("get").as_deref(), Some("half a thought, finished\nover two lines"));
+    assert_eq!(s.draft_get(&b).expect("get").as_deref(), Some("other chat"));
+    // sent (or erased): an empty or blank text removes it
+    s.draft_set(&a, "  \n ").expect("clear");
+    assert_eq!(s.draft_get(&a).expect("get"), None);
+    s.draft_set(&a, "").expect("clear again is fine");
+    // deleted with its conversation
+    s.conversation_delete(&b).expect("delete");
+    assert_eq!(s.draft_get(&b).expect("get"), None);
+    assert!(matches!(s.draft_set(&b, "x"), Err(Error::NotFound(_))));
+    // over the limit: refused whole, the previous draft kept
+    s.draft_set(&a, "kept").expect("set");
+    let long = "x".repeat(MAX_DRAFT_BYTES + 1);
+    assert!(matches!(s.draft_set(&a, &long), Err(Error::InvalidInput(_))));
+    assert_eq!(s.draft_get(&a).expect("get").as_deref(), Some("kept"));
+    s.draft_set(&a, &long[1..]).expect("exactly the limit");
+}
+
+#[test]
 fn last_preview_tracks_newest_message_only() {
     let s = store();
     let (_, c) = setup_v3(&s);

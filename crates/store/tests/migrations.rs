@@ -33,6 +33,16 @@ const FIXTURES: &[&str] = &[
             'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'image/png', 10,
             'a.png', 'sent', 1500);
     "#,
+    // v2
+    r#"
+    INSERT INTO profiles (id, name, url, dialect, device_id, v3_user_id, allow_insecure_ws,
+                          avatar_url, has_token, created_at)
+    VALUES ('fx-p2', 'Fixture v2', 'ws://127.0.0.1:9', 'adapter', 'desktop-00112233445566aa', NULL,
+            1, NULL, 0, 4000);
+    INSERT INTO conversations (id, profile_id, title, session, created_at, updated_at)
+    VALUES ('fx-c2', 'fx-p2', 'Chat', 'mobile:desktop-00112233445566aa', 4000, 4000);
+    INSERT INTO drafts (conversation_id, text, updated_at) VALUES ('fx-c2', 'an unsent line', 4500);
+    "#,
 ];
 
 /// Verifies, through the public API at the latest version, the data of fixture `version`.
@@ -54,6 +64,11 @@ fn check_fixture(s: &Store, version: usize) {
             assert_eq!(ob.len(), 1);
             assert_eq!(ob[0].payload["text"], "queued before upgrade");
             assert_eq!(s.media_get("fx-media1").expect("media").expect("some").message_id.as_deref(), Some("fx-m1"));
+        }
+        2 => {
+            assert_eq!(s.draft_get("fx-c2").expect("draft").as_deref(), Some("an unsent line"));
+            // a conversation from before drafts existed has none
+            assert_eq!(s.draft_get("fx-c1").expect("draft"), None);
         }
         v => panic!("no check for fixture version {v}"),
     }

@@ -35,6 +35,10 @@ export interface Backend {
   listConversations(profileId: string): Promise<Conversation[]>;
   createConversation(profileId: string, title: string): Promise<Conversation>;
   renameConversation(id: string, title: string): Promise<void>;
+  /** The composer's unsent text in a conversation (`null`: none). */
+  getDraft(conversationId: string): Promise<string | null>;
+  /** Keeps the composer's text as the conversation's draft; an empty text removes it. */
+  setDraft(conversationId: string, text: string): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   history(conversationId: string, limit: number, before?: string): Promise<HistoryPage>;
   search(query: string, profileId?: string): Promise<SearchHit[]>;

@@ -421,6 +421,18 @@ export class FakeBackend implements Backend {
 
   async deleteConversation(id: string) {
     this.conversations = this.conversations.filter((c) => c.id !== id);
+    this.drafts.delete(id);
+  }
+
+  private drafts = new Map<string, string>();
+
+  async getDraft(conversationId: string) {
+    return this.drafts.get(conversationId) ?? null;
+  }
+
+  async setDraft(conversationId: string, text: string) {
+    if (text.trim()) this.drafts.set(conversationId, text);
+    else this.drafts.delete(conversationId);
   }
 
   async history(conversationId: string): Promise<HistoryPage> {

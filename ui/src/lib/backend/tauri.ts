@@ -103,6 +103,12 @@ export class TauriBackend implements Backend {
   renameConversation(id: string, title: string) {
     return done(commands.renameConversation(id, title));
   }
+  getDraft(conversationId: string) {
+    return call(commands.getDraft(conversationId));
+  }
+  setDraft(conversationId: string, text: string) {
+    return done(commands.setDraft(conversationId, text));
+  }
   deleteConversation(id: string) {
     return done(commands.deleteConversation(id));
   }
