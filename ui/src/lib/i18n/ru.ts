@@ -14,7 +14,7 @@ const ru: Catalog = {
   'common.saving': 'Сохранение…',
 
   'sidebar.label': 'Агенты и беседы',
-  'sidebar.search': 'Поиск по сообщениям',
+  'sidebar.search': 'Поиск сообщений',
   'sidebar.searching': 'Ищем…',
   'sidebar.results': 'Найдено: {n}',
   'sidebar.noResults': 'Ничего не найдено.',
