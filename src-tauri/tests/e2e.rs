@@ -464,6 +464,49 @@ fn e2e_draft_survives_a_restart() {
     drop(driver);
 }
 
+/// A reply that arrives in a conversation not on screen is counted in the sidebar until that conversation is opened.
+#[test]
+fn e2e_unread_badge() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start(None);
+    let (data, _) = data_with_profile("Lab agent", &agent.url(), TOKEN);
+    wd::profile_with_token(data.path(), "Second agent", &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    s.wait("no banner", 20, "return !document.querySelector('.banner')");
+    let first = "return document.querySelectorAll('.profile')[0].querySelector('.conv-btn')";
+    let second = "return document.querySelectorAll('.profile')[1].querySelector('.conv-btn')";
+    s.wait(
+        "the first agent open",
+        10,
+        &format!("const b = (() => {{ {first} }})(); return b.getAttribute('aria-current') === 'page'"),
+    );
+    // send to the first agent, and open the second before its reply can arrive
+    s.exec(
+        &format!(
+            "const t=document.getElementById('composer-input'); t.focus(); t.value='count me as unread';
+             t.dispatchEvent(new Event('input',{{bubbles:true}}));
+             document.querySelector('.composer button.send').click();
+             (() => {{ {second} }})().click();"
+        ),
+        json!([]),
+    );
+    s.wait(
+        "the first agent's row counts the reply",
+        15,
+        &format!("const b = (() => {{ {first} }})(); const n = b.querySelector('.badge [aria-hidden]'); return !!n && n.textContent.trim() === '1'"),
+    );
+    s.screenshot(&wd::screens().join("13-unread.png"));
+    s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
+    body_has(&s, "You said: count me as unread", 10);
+    s.wait("read", 5, &format!("return !(() => {{ {first} }})().querySelector('.badge')"));
+    drop(s);
+    drop(driver);
+}
+
 #[test]
 fn e2e_access_denied() {
     if !enabled() {

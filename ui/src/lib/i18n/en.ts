@@ -14,6 +14,10 @@ const en = {
 
   'sidebar.label': 'Agents and conversations',
   'sidebar.search': 'Search messages',
+  'sidebar.unread_one': '{n} unread',
+  'sidebar.unread_few': '{n} unread',
+  'sidebar.unread_many': '{n} unread',
+  'sidebar.unread_other': '{n} unread',
   'sidebar.searching': 'Searching…',
   'sidebar.results': '{n} results',
   'sidebar.noResults': 'Nothing found.',

@@ -15,6 +15,10 @@ const ru: Catalog = {
 
   'sidebar.label': 'Агенты и беседы',
   'sidebar.search': 'Поиск сообщений',
+  'sidebar.unread_one': '{n} непрочитанное',
+  'sidebar.unread_few': '{n} непрочитанных',
+  'sidebar.unread_many': '{n} непрочитанных',
+  'sidebar.unread_other': '{n} непрочитанных',
   'sidebar.searching': 'Ищем…',
   'sidebar.results': 'Найдено: {n}',
   'sidebar.noResults': 'Ничего не найдено.',

@@ -15,6 +15,10 @@ const zh: Catalog = {
 
   'sidebar.label': '智能体与会话',
   'sidebar.search': '搜索消息',
+  'sidebar.unread_one': '{n} 条未读',
+  'sidebar.unread_few': '{n} 条未读',
+  'sidebar.unread_many': '{n} 条未读',
+  'sidebar.unread_other': '{n} 条未读',
   'sidebar.searching': '正在搜索…',
   'sidebar.results': '{n} 条结果',
   'sidebar.noResults': '没有找到。',

@@ -132,6 +132,7 @@ export class AppState {
     return new ProfileSession(this.backend, p, {
       onReplyFinal: (text) => this.agentHooks.onReplyFinal?.(p.id, text),
       onVoiceNote: (path) => this.agentHooks.onVoiceNote?.(p.id, path),
+      isOpen: (conversationId) => this.selection?.conversationId === conversationId,
       onIncoming: (kind, text) => {
         if (this.focused) return;
         if (kind === 'reply' && !this.prefs.notifyReply) return;
@@ -168,6 +169,7 @@ export class AppState {
     if (!s) return;
     this.selection = { profileId, conversationId };
     s.activeConversationId = conversationId;
+    s.markRead(conversationId);
     if (s.status.kind === 'idle') void s.connect();
     await s.loadHistory(conversationId);
   }

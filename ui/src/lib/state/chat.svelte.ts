@@ -145,6 +145,8 @@ export interface SessionHooks {
   onReplyFinal?: (text: string) => void;
   /** The agent sent a voice note (media kind `voice`): play it with the avatar speaking. */
   onVoiceNote?: (path: string) => void;
+  /** Whether the conversation is the one on screen (what arrives there is not counted as unread). */
+  isOpen?: (conversationId: string) => boolean;
 }
 
 /** One profile's live connection and its conversations. */
@@ -162,6 +164,8 @@ export class ProfileSession {
   announcement = $state('');
   conversations = $state<Conversation[]>([]);
   conversationsLoaded = $state(false);
+  /** Replies, files and cards that arrived in each conversation while another one was on screen (this run). */
+  unread = $state<Record<string, number>>({});
   profile: Profile;
 
   private timelines = new SvelteMap<string, Timeline>();
@@ -425,12 +429,24 @@ export class ProfileSession {
     return this.timeline(id);
   }
 
+  /** The conversation was opened: nothing in it is unread any more. */
+  markRead(conversationId: string): void {
+    if (conversationId in this.unread) delete this.unread[conversationId];
+  }
+
+  private countUnread(tl: Timeline): void {
+    const id = tl.conversation.id;
+    if (tl.isLocal || this.hooks.isOpen?.(id) !== false) return;
+    this.unread[id] = (this.unread[id] ?? 0) + 1;
+  }
+
   private onMessage(ev: EventOf<'message'>): void {
     this.markReply();
     const existing = this.findItem(ev.id);
     if (!existing) {
       // A new reply is inserted at once so it keeps its place relative to cards and media.
       const tl = this.routeTimeline(ev.session);
+      this.countUnread(tl);
       tl.push<MessageItem>({
         type: 'message',
         id: ev.id,
@@ -482,6 +498,7 @@ export class ProfileSession {
     const existing = this.findItem(ev.id);
     if (existing) return;
     const tl = this.routeTimeline();
+    this.countUnread(tl);
     tl.push<CardItem>({
       type: 'card',
       id: ev.id,
@@ -526,7 +543,9 @@ export class ProfileSession {
         return;
       }
     }
-    this.routeTimeline(ev.session).push(item);
+    const tl = this.routeTimeline(ev.session);
+    this.countUnread(tl);
+    tl.push(item);
     delete this.progress[ev.id];
     this.hooks.onIncoming?.('reply', ev.caption || ev.filename);
     if (ev.kind === 'voice') this.hooks.onVoiceNote?.(ev.path);

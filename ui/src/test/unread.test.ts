@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
+import { CONV, PROFILE, ready, renderApp } from './helpers';
+
+const V3 = { ...PROFILE, dialect: 'v3' as const };
+const ONE = { ...CONV, id: 'c1', title: 'Trip plans', session: '6b2c7f2e-6b1a-4a8e-9c55-1f7b1d0e2a31' };
+const TWO = { ...CONV, id: 'c2', title: 'Taxes', session: '0d7f3c1e-2b4a-4c8e-9a55-3f7b1d0e2a99', updatedAt: '2024-05-01T10:00:00Z' };
+
+const sidebar = () => document.querySelector('.convs') as HTMLElement;
+const row = (title: string) => within(sidebar()).getByText(title).closest('button') as HTMLElement;
+const badge = (title: string) => row(title).querySelector('.badge');
+
+describe('unread counts in the sidebar', () => {
+  it('count what arrives in a conversation not on screen, and clear when it is opened', async () => {
+    const ipc = await renderApp({ profiles: [V3], conversations: [ONE, TWO] });
+    await ready(ipc);
+    await waitFor(() => expect(row('Trip plans')).toHaveAttribute('aria-current', 'page'));
+
+    ipc.emit({ event: 'message', id: 'r1', text: 'refund arrived', final: true, session: TWO.session });
+    ipc.emit({ event: 'message', id: 'r2', text: 'and a second note', final: false, session: TWO.session });
+    // later edits of a reply are the same message: still two
+    ipc.emit({ event: 'message', id: 'r2', text: 'and a second note, finished', final: true, session: TWO.session });
+    await waitFor(() => expect(badge('Taxes')).toHaveTextContent('2'));
+    expect(within(row('Taxes')).getByText('2 unread')).toBeInTheDocument(); // for screen readers
+    expect(row('Taxes')).toHaveClass('unread');
+
+    // what arrives in the open conversation is seen
+    ipc.emit({ event: 'message', id: 'r3', text: 'flight booked', final: true, session: ONE.session });
+    await screen.findByText('flight booked');
+    expect(badge('Trip plans')).toBeNull();
+
+    await fireEvent.click(row('Taxes'));
+    await waitFor(() => expect(badge('Taxes')).toBeNull());
+    expect(row('Taxes')).not.toHaveClass('unread');
+    await screen.findByText('refund arrived');
+
+    // now the other one is in the background
+    ipc.emit({ event: 'message', id: 'r4', text: 'hotel confirmed', final: true, session: ONE.session });
+    await waitFor(() => expect(badge('Trip plans')).toHaveTextContent('1'));
+    expect(within(row('Trip plans')).getByText('1 unread')).toBeInTheDocument();
+  });
+});
