@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { CONV, PROFILE, composer, frame, ready, renderApp } from './helpers';
+import { CONV, PROFILE, chatLog, composer, frame, ready, renderApp } from './helpers';
 
 describe('sending text', () => {
   it('shows a local echo at once, then sent, then delivered', async () => {
@@ -10,7 +10,7 @@ describe('sending text', () => {
     await fireEvent.input(box, { target: { value: 'Hello agent' } });
     await fireEvent.keyDown(box, { key: 'Enter' });
 
-    const bubble = (await screen.findByText('Hello agent')).closest('[data-message-id]') as HTMLElement;
+    const bubble = (await chatLog().findByText('Hello agent')).closest('[data-message-id]') as HTMLElement;
     expect(bubble).toBeTruthy();
     expect(within(bubble).getByLabelText('Waiting to send')).toBeInTheDocument();
     const [cmd] = ipc.commands('text');
@@ -77,7 +77,7 @@ describe('sending text', () => {
     const ipc = await renderApp();
     await ready(ipc);
     ipc.emit({ event: 'message', id: 'r1', text: 'Which server?', final: true });
-    await screen.findByText('Which server?');
+    await chatLog().findByText('Which server?');
     await fireEvent.click(await screen.findByRole('button', { name: 'Reply' }));
     expect(screen.getByText('Replying to Atlas')).toBeInTheDocument();
     await fireEvent.input(composer(), { target: { value: 'web-3' } });
@@ -85,7 +85,7 @@ describe('sending text', () => {
     expect(ipc.commands('text')[0]).toMatchObject({ text: 'web-3', reply_to: 'r1' });
     expect(screen.queryByText('Replying to Atlas')).not.toBeInTheDocument();
     // The bubble shows the quote.
-    const bubble = screen.getByText('web-3').closest('[data-message-id]') as HTMLElement;
+    const bubble = chatLog().getByText('web-3').closest('[data-message-id]') as HTMLElement;
     expect(within(bubble).getByText('Which server?')).toBeInTheDocument();
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { screen, waitFor } from '@testing-library/svelte';
-import { ready, renderApp } from './helpers';
+import { chatLog, ready, renderApp } from './helpers';
 import { formatDay, formatTime, untilMidnight } from '../lib/util/format';
 import { setLocale, tn, type Locale } from '../lib/i18n/index.svelte';
 import { dayLabel, pluralCategory, timeLabel } from '../lib/i18n/dates';
@@ -111,7 +111,7 @@ describe('day separators in the chat', () => {
     const ipc = await renderApp();
     await ready(ipc);
     ipc.emit({ event: 'message', id: 'r1', text: 'late reply', final: true });
-    await screen.findByText('late reply');
+    await chatLog().findByText('late reply');
     const day = () => document.querySelector('.day')?.textContent?.trim();
     await waitFor(() => expect(day()).toBe('Today'));
     vi.setSystemTime(new Date(2026, 2, 2, 0, 0, 1));

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { mockIPC } from '@tauri-apps/api/mocks';
 import type { InvokeArgs } from '@tauri-apps/api/core';
-import { render, screen, waitFor } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
 import type { AppInfo, Conversation, EngineEvent, HistoryPage, JsonValue, Profile } from '../lib/backend/types';
@@ -123,6 +123,11 @@ export async function ready(ipc: { emit: (e: EngineEvent) => void }, capabilitie
 /** Wait for one animation frame (streamed edits are coalesced per frame). */
 export function frame(): Promise<void> {
   return new Promise((r) => requestAnimationFrame(() => r()));
+}
+
+/** Queries inside the chat only (a conversation's newest text is also its line in the sidebar). */
+export function chatLog() {
+  return within(screen.getByRole('main'));
 }
 
 export function composer(): HTMLTextAreaElement {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { composer, ready, renderApp } from './helpers';
+import { chatLog, composer, ready, renderApp } from './helpers';
 
 const MiB = 1024 * 1024;
 
@@ -13,7 +13,7 @@ describe('media rendering per kind', () => {
     const img = btn.querySelector('img') as HTMLImageElement;
     expect(img.getAttribute('src')).toBe('asset://localhost/%2Fdl%2Fchart.png');
     expect(ipc.calls.find((c) => c.cmd === 'file_url')?.args).toEqual({ path: '/dl/chart.png' });
-    expect(screen.getByText('Chart')).toBeInTheDocument();
+    expect(chatLog().getByText('Chart')).toBeInTheDocument();
     await fireEvent.click(btn);
     const dialog = await screen.findByRole('dialog', { name: 'Chart' });
     expect(dialog.querySelector('img')).not.toBeNull();

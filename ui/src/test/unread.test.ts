@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { CONV, PROFILE, ready, renderApp } from './helpers';
+import { CONV, PROFILE, chatLog, ready, renderApp } from './helpers';
 
 const V3 = { ...PROFILE, dialect: 'v3' as const };
 const ONE = { ...CONV, id: 'c1', title: 'Trip plans', session: '6b2c7f2e-6b1a-4a8e-9c55-1f7b1d0e2a31' };
@@ -26,7 +26,7 @@ describe('unread counts in the sidebar', () => {
 
     // what arrives in the open conversation is seen
     ipc.emit({ event: 'message', id: 'r3', text: 'flight booked', final: true, session: ONE.session });
-    await screen.findByText('flight booked');
+    await chatLog().findByText('flight booked');
     expect(badge('Trip plans')).toBeNull();
 
     await fireEvent.click(row('Taxes'));
@@ -38,5 +38,37 @@ describe('unread counts in the sidebar', () => {
     ipc.emit({ event: 'message', id: 'r4', text: 'hotel confirmed', final: true, session: ONE.session });
     await waitFor(() => expect(badge('Trip plans')).toHaveTextContent('1'));
     expect(within(row('Trip plans')).getByText('1 unread')).toBeInTheDocument();
+  });
+});
+
+describe('the line under a conversation', () => {
+  it('follows its newest message: a final reply, a sent text, a file without text', async () => {
+    const ipc = await renderApp({ profiles: [V3], conversations: [{ ...ONE, preview: 'old words' }, TWO] });
+    await ready(ipc);
+    const preview = (title: string) => row(title).querySelector('.preview')?.textContent;
+    expect(preview('Trip plans')).toBe('old words');
+
+    ipc.emit({ event: 'message', id: 'r1', text: 'streaming', final: false, session: TWO.session });
+    await screen.findByText('1 unread');
+    expect(preview('Taxes')).toBeUndefined(); // not per edit: once the reply is whole
+    ipc.emit({ event: 'message', id: 'r1', text: 'streaming is done', final: true, session: TWO.session });
+    await waitFor(() => expect(preview('Taxes')).toBe('streaming is done'));
+
+    const box = document.getElementById('composer-input') as HTMLTextAreaElement;
+    await fireEvent.input(box, { target: { value: 'my own words' } });
+    await fireEvent.keyDown(box, { key: 'Enter' });
+    await waitFor(() => expect(preview('Trip plans')).toBe('my own words'));
+
+    ipc.emit({
+      event: 'media',
+      id: 'f1',
+      kind: 'file',
+      mime: 'text/plain',
+      filename: 'notes.txt',
+      path: '/media/notes.txt',
+      size: 5,
+      session: ONE.session,
+    });
+    await waitFor(() => expect(preview('Trip plans')).toBe('Attachment'));
   });
 });

@@ -65,6 +65,8 @@ export interface DownloadItem {
 export type TimelineItem = MessageItem | CardItem | DownloadItem;
 
 export const HISTORY_PAGE = 50;
+/** The store's `last_preview` of a newest message that is a file without text (see crates/store's schema). */
+export const ATTACHMENT_PREVIEW = '[attachment]';
 export const PAIRING_WAIT_MS = 15_000;
 /** A push-to-talk recording holds up to four messages' worth and is split into ≤ 8 MiB WAVs (A-24): with each
  *  part's header, at most five. */
@@ -434,6 +436,14 @@ export class ProfileSession {
     if (conversationId in this.unread) delete this.unread[conversationId];
   }
 
+  /** The sidebar's line under a conversation follows its newest message, as the store's `last_preview` does (whose
+   *  value shows after a restart): its text's start, or `[attachment]` for a file without text. */
+  private setPreview(conversationId: string, item: MessageItem): void {
+    const c = this.conversations.find((x) => x.id === conversationId);
+    const text = item.text.trim() ? item.text.slice(0, 200) : item.attachments.length ? ATTACHMENT_PREVIEW : '';
+    if (c && text && c.preview !== text) c.preview = text;
+  }
+
   private countUnread(tl: Timeline): void {
     const id = tl.conversation.id;
     if (tl.isLocal || this.hooks.isOpen?.(id) !== false) return;
@@ -458,7 +468,10 @@ export class ProfileSession {
         createdAt: Date.now(),
         attachments: [],
       });
-      if (ev.final) this.onFinal(ev.text);
+      if (ev.final) {
+        this.setPreview(tl.conversation.id, tl.items[tl.items.length - 1] as MessageItem);
+        this.onFinal(ev.text);
+      }
       return;
     }
     this.pending.set(ev.id, ev);
@@ -474,13 +487,17 @@ export class ProfileSession {
     const batch = [...this.pending.values()];
     this.pending.clear();
     for (const ev of batch) {
-      const it = this.findItem(ev.id);
-      if (it?.type !== 'message') continue;
+      const tl = [...this.timelines.values()].find((x) => x.find(ev.id));
+      const it = tl?.find(ev.id);
+      if (!tl || it?.type !== 'message') continue;
       const wasFinal = it.final;
       if (it.text !== ev.text) it.text = ev.text;
       if (ev.reply_to && !it.replyTo) it.replyTo = ev.reply_to;
       if (it.final !== ev.final) it.final = ev.final;
-      if (ev.final && !wasFinal) this.onFinal(ev.text);
+      if (ev.final && !wasFinal) {
+        this.setPreview(tl.conversation.id, it);
+        this.onFinal(ev.text);
+      }
     }
   }
 
@@ -540,12 +557,14 @@ export class ProfileSession {
       if (idx >= 0) {
         tl.items[idx] = item;
         delete this.progress[ev.id];
+        this.setPreview(tl.conversation.id, item);
         return;
       }
     }
     const tl = this.routeTimeline(ev.session);
     this.countUnread(tl);
     tl.push(item);
+    this.setPreview(tl.conversation.id, item);
     delete this.progress[ev.id];
     this.hooks.onIncoming?.('reply', ev.caption || ev.filename);
     if (ev.kind === 'voice') this.hooks.onVoiceNote?.(ev.path);
@@ -732,6 +751,7 @@ export class ProfileSession {
   }
 
   private async transmit(tl: Timeline, item: MessageItem): Promise<void> {
+    this.setPreview(tl.conversation.id, item);
     const session = this.sessionFor(tl);
     const att = item.attachments[0];
     const cmd: Command = att?.kind === 'voice'
