@@ -230,6 +230,19 @@ describe('hands-free and the agent voice', () => {
     h.dispose();
   });
 
+  it("another agent's reply (not the one on screen) is neither in the avatar's bubble nor read aloud", async () => {
+    localStorage.clear();
+    const { h, vb } = hub();
+    h.setReadAloud('p2', true);
+    const before = h.avatar.sent.length;
+    h.onReply('p2', 'From the agent in the background.');
+    expect(h.avatar.sent.length).toBe(before);
+    expect(vb.called('ttsSpeak')).toHaveLength(0);
+    h.onReply('p1', 'From the agent on screen.');
+    expect(h.avatar.sent.at(-1)).toEqual({ method: 'speak', json: '"From the agent on screen."' });
+    h.dispose();
+  });
+
   it('TTS unavailable: speaking fails quietly', async () => {
     const { h, vb } = hub();
     vb.ttsAvailable = false;

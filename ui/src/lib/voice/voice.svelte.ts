@@ -280,6 +280,8 @@ export class VoiceHub {
 
   /** A final reply: the avatar shows it; read aloud when on for that profile. */
   onReply(profileId: string, markdown: string): void {
+    // The avatar and the voice are the agent on screen's: another agent's reply waits, counted in the sidebar.
+    if (this.target()?.profileId !== profileId) return;
     // The words, not the markdown: no `**`, backticks or link targets in the bubble or in the voice.
     const text = speechText(markdown, t('voice.codeBlock'));
     if (!text) return;
@@ -296,7 +298,7 @@ export class VoiceHub {
 
   /** An agent voice note: played (when read-aloud is on for the profile) with the avatar speaking. */
   async onVoiceNote(profileId: string, path: string): Promise<void> {
-    if (!this.readAloudOn(profileId) || this.recording) return;
+    if (this.target()?.profileId !== profileId || !this.readAloudOn(profileId) || this.recording) return;
     try {
       const url = await this.backend.fileUrl(path);
       const a = new Audio(url);
