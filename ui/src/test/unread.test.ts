@@ -72,3 +72,28 @@ describe('the line under a conversation', () => {
     await waitFor(() => expect(preview('Trip plans')).toBe('Attachment'));
   });
 });
+
+describe('keyboard: Alt+↑ / Alt+↓', () => {
+  it('open the conversation above or below in the sidebar, across agents, and stop at the ends', async () => {
+    const second = { ...PROFILE, id: 'p2', name: 'Bravo', deviceId: 'desktop-00000000000000b2' };
+    const ipc = await renderApp({
+      profiles: [V3, second],
+      conversations: [ONE, TWO, { ...CONV, id: 'c3', profileId: 'p2', title: 'Bravo' }],
+    });
+    await ready(ipc);
+    await waitFor(() => expect(row('Trip plans')).toHaveAttribute('aria-current', 'page'));
+    const open = () => document.querySelector('.conv-btn[aria-current="page"]')?.textContent?.trim();
+    const key = (k: 'ArrowUp' | 'ArrowDown') => fireEvent.keyDown(window, { key: k, altKey: true });
+
+    await key('ArrowUp'); // already the first
+    expect(open()).toContain('Trip plans');
+    await key('ArrowDown');
+    await waitFor(() => expect(open()).toContain('Taxes'));
+    await key('ArrowDown'); // into the next agent's conversations (load them first: the profile is not open yet)
+    await waitFor(() => expect(document.querySelectorAll('.profile')[1].querySelector('.conv-btn[aria-current="page"]')).not.toBeNull());
+    await key('ArrowDown'); // the last: stays
+    expect(document.querySelectorAll('.profile')[1].querySelector('.conv-btn[aria-current="page"]')).not.toBeNull();
+    await key('ArrowUp');
+    await waitFor(() => expect(open()).toContain('Taxes'));
+  });
+});

@@ -278,6 +278,8 @@ const en = {
   'shortcut.newline': 'New line',
   'shortcut.close': 'Close dialog',
   'shortcut.sidebar': 'Show or hide the sidebar',
+  'shortcut.previousConversation': 'Previous conversation',
+  'shortcut.nextConversation': 'Next conversation',
 };
 
 export type Catalog = { [K in keyof typeof en]: string };

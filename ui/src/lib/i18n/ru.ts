@@ -279,6 +279,8 @@ const ru: Catalog = {
   'shortcut.newline': 'Новая строка',
   'shortcut.close': 'Закрыть диалог',
   'shortcut.sidebar': 'Показать или скрыть боковую панель',
+  'shortcut.previousConversation': 'Предыдущая беседа',
+  'shortcut.nextConversation': 'Следующая беседа',
 };
 
 export default ru;

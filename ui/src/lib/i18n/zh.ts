@@ -279,6 +279,8 @@ const zh: Catalog = {
   'shortcut.newline': '换行',
   'shortcut.close': '关闭对话框',
   'shortcut.sidebar': '显示或隐藏侧栏',
+  'shortcut.previousConversation': '上一个对话',
+  'shortcut.nextConversation': '下一个对话',
 };
 
 export default zh;

@@ -174,6 +174,16 @@ export class AppState {
     await s.loadHistory(conversationId);
   }
 
+  /** The conversation above (-1) or below (+1) the open one, in the sidebar's order (agents, then their
+   *  conversations); stays put at either end. */
+  async selectAdjacent(delta: -1 | 1): Promise<void> {
+    const all = this.profiles.flatMap((p) => (this.sessions[p.id]?.conversations ?? []).map((c) => [p.id, c.id] as const));
+    if (all.length === 0) return;
+    const at = all.findIndex(([, c]) => c === this.selection?.conversationId);
+    const next = all[at < 0 ? 0 : Math.min(all.length - 1, Math.max(0, at + delta))];
+    if (next[1] !== this.selection?.conversationId) await this.select(next[0], next[1]);
+  }
+
   async createProfile(input: ProfileInput): Promise<Profile> {
     const p = await this.backend.createProfile(input);
     await this.refreshProfiles();

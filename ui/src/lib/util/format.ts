@@ -87,6 +87,11 @@ export function isMac(): boolean {
   return typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 }
 
+/** The Alt key's label: ⌥ on macOS. */
+export function altKey(): string {
+  return isMac() ? '⌥' : 'Alt';
+}
+
 /** The modifier key label: ⌘ on macOS, Ctrl elsewhere. */
 export function modKey(): string {
   return isMac() ? '⌘' : 'Ctrl';
