@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { screen, waitFor } from '@testing-library/svelte';
 import { chatLog, ready, renderApp } from './helpers';
-import { formatDay, formatTime, untilMidnight } from '../lib/util/format';
+import { formatDateTime, formatDay, formatTime, untilMidnight } from '../lib/util/format';
 import { setLocale, tn, type Locale } from '../lib/i18n/index.svelte';
 import { dayLabel, pluralCategory, timeLabel } from '../lib/i18n/dates';
 
@@ -86,6 +86,16 @@ describe('kept date formatters', () => {
     // New Year's Day: yesterday is in the year before
     setLocale('en');
     expect(formatDay(new Date(2025, 11, 31, 22).getTime(), new Date(2026, 0, 1, 8).getTime())).toBe('Yesterday');
+  });
+
+  it("a timestamp's tooltip has the full date and time", () => {
+    const at = new Date(2026, 11, 1, 9, 5).getTime();
+    setLocale('en');
+    expect(formatDateTime(at)).toBe('Tuesday, December 1, 2026, 09:05 AM');
+    setLocale('ru');
+    expect(formatDateTime(at)).toBe('вторник, 1 декабря 2026 г., 09:05');
+    setLocale('zh');
+    expect(formatDateTime(at)).toBe('2026年12月1日星期二 09:05');
   });
 
   it('counts the time until the next local midnight', () => {

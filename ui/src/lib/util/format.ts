@@ -33,6 +33,13 @@ export function formatDay(ms: number, now: number = Date.now()): string {
   return dayLabel(currentLocale(), d, d.getFullYear() !== today.getFullYear());
 }
 
+/** The full date and time, for a timestamp's tooltip: "Tuesday, December 1, 2026, 09:05 AM". */
+export function formatDateTime(ms: number): string {
+  const locale = currentLocale();
+  const d = new Date(ms);
+  return `${dayLabel(locale, d, true)}${locale === 'zh' ? ' ' : ', '}${timeLabel(locale, d)}`;
+}
+
 /** Milliseconds from `now` until the next local midnight (when "Today" becomes "Yesterday"). */
 export function untilMidnight(now: number = Date.now()): number {
   const d = new Date(now);
