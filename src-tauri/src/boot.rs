@@ -141,6 +141,7 @@ mod tests {
                 Ok((p.id, c.id))
             })
             .unwrap();
+        st.with_store(|s| s.draft_set(&cid, &format!("{evil} draft"))).unwrap();
         let boot = snapshot(&st).expect("a snapshot");
         let script = script(&boot).unwrap();
         // one statement on one line: no raw newline or line separator in it (the payload is a string literal)
@@ -149,6 +150,8 @@ mod tests {
         assert_eq!(v["profiles"][0]["name"], evil);
         assert_eq!(v["profiles"][0]["id"], pid.as_str());
         assert_eq!(v["conversations"][&pid][0]["id"], cid.as_str());
+        // the conversation's draft comes with it (the sidebar shows it), as data
+        assert_eq!(v["conversations"][&pid][0]["draft"], format!("{evil} draft"));
         assert_eq!(v["history"]["conversationId"], cid.as_str());
         assert_eq!(v["history"]["limit"], FIRST_PAGE);
         let msgs = v["history"]["page"]["messages"].as_array().unwrap();

@@ -279,9 +279,15 @@ pub(crate) fn conversations_of(state: &AppState, profile_id: &str) -> AppResult<
         {
             s.conversation_for_adapter(&p.id)?;
         }
-        s.conversations(profile_id)
+        s.conversations(profile_id)?
+            .into_iter()
+            .map(|c| {
+                let draft = s.draft_get(&c.id)?;
+                Ok(Conversation { draft, ..Conversation::from(c) })
+            })
+            .collect::<hermes_store::Result<Vec<_>>>()
     })?;
-    Ok(list.into_iter().map(Conversation::from).collect())
+    Ok(list)
 }
 
 #[tauri::command(async)]

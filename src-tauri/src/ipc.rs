@@ -109,6 +109,10 @@ pub struct Conversation {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub preview: Option<String>,
+    /// The composer's unsent text in it (listed conversations only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub draft: Option<String>,
 }
 
 impl From<hermes_store::Conversation> for Conversation {
@@ -120,6 +124,7 @@ impl From<hermes_store::Conversation> for Conversation {
             session: c.session,
             updated_at: iso(c.updated_at),
             preview: c.last_preview,
+            draft: None,
         }
     }
 }

@@ -410,7 +410,11 @@ export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
  * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
  */
 export type AvatarWindowClosed = { label: string }
-export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null }
+export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null; 
+/**
+ * The composer's unsent text in it (listed conversations only).
+ */
+draft?: string | null }
 /**
  * Sent to the UI when a `hermes://connect?url=…` link opens the app: prefill a new profile (never a token).
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fireEvent, screen, waitFor } from '@testing-library/svelte';
+import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
 import { CONV, PROFILE, composer, ready, renderApp } from './helpers';
 
 // The composer's text is a draft kept per conversation in the store (get_draft / set_draft): switching
@@ -75,5 +75,30 @@ describe('drafts', () => {
     release('an old draft');
     await new Promise((r) => setTimeout(r, 50));
     expect(composer().value).toBe('new words');
+  });
+});
+
+describe('drafts in the sidebar', () => {
+  const line = (title: string) =>
+    (within(document.querySelector('.convs') as HTMLElement).getByText(title).closest('button') as HTMLElement).querySelector('.preview')?.textContent?.trim();
+
+  it('a conversation that is not open shows its draft instead of its last message', async () => {
+    const store = draftStore({ c2: 'receipts for 2024' });
+    await renderApp({
+      profiles: [V3],
+      conversations: [
+        { ...ONE, preview: 'see you there' },
+        { ...TWO, preview: 'the refund came', draft: 'receipts for 2024' },
+      ],
+      handlers: store.handlers,
+    });
+    await waitFor(() => expect(line('Taxes')).toBe('Draft: receipts for 2024'));
+    expect(line('Trip plans')).toBe('see you there'); // the open one: its draft, if any, is in the composer
+
+    await fireEvent.input(composer(), { target: { value: 'pack the tent' } });
+    await fireEvent.click(within(document.querySelector('.convs') as HTMLElement).getByText('Taxes'));
+    await waitFor(() => expect(line('Trip plans')).toBe('Draft: pack the tent'));
+    await waitFor(() => expect(line('Taxes')).toBe('the refund came')); // open now: the draft went to the composer
+    await waitFor(() => expect(composer().value).toBe('receipts for 2024'));
   });
 });

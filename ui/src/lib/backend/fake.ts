@@ -405,7 +405,7 @@ export class FakeBackend implements Backend {
   }
 
   async listConversations(profileId: string) {
-    return this.conversations.filter((c) => c.profileId === profileId).map((c) => ({ ...c }));
+    return this.conversations.filter((c) => c.profileId === profileId).map((c) => ({ ...c, draft: this.drafts.get(c.id) ?? null }));
   }
 
   async createConversation(profileId: string, title: string) {

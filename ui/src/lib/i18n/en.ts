@@ -14,6 +14,7 @@ const en = {
 
   'sidebar.label': 'Agents and conversations',
   'sidebar.search': 'Search messages',
+  'sidebar.draft': 'Draft:',
   'sidebar.attachment': 'Attachment',
   'sidebar.unread_one': '{n} unread',
   'sidebar.unread_few': '{n} unread',

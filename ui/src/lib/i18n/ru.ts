@@ -15,6 +15,7 @@ const ru: Catalog = {
 
   'sidebar.label': 'Агенты и беседы',
   'sidebar.search': 'Поиск сообщений',
+  'sidebar.draft': 'Черновик:',
   'sidebar.attachment': 'Вложение',
   'sidebar.unread_one': '{n} непрочитанное',
   'sidebar.unread_few': '{n} непрочитанных',

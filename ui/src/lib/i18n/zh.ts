@@ -15,6 +15,7 @@ const zh: Catalog = {
 
   'sidebar.label': '智能体与会话',
   'sidebar.search': '搜索消息',
+  'sidebar.draft': '草稿：',
   'sidebar.attachment': '附件',
   'sidebar.unread_one': '{n} 条未读',
   'sidebar.unread_few': '{n} 条未读',
