@@ -503,6 +503,23 @@ fn e2e_unread_badge() {
     s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
     body_has(&s, "You said: count me as unread", 10);
     s.wait("read", 5, &format!("return !(() => {{ {first} }})().querySelector('.badge')"));
+
+    // a draft left in the first agent's composer shows under its row once Alt+Down opened the second agent
+    s.exec(
+        "const t=document.getElementById('composer-input'); t.focus(); t.value='half a thought';
+         t.dispatchEvent(new Event('input',{bubbles:true}));
+         window.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowDown', altKey: true, bubbles: true}));",
+        json!([]),
+    );
+    s.wait(
+        "the second agent open, the first one's draft under its row",
+        10,
+        &format!(
+            "const a = (() => {{ {first} }})(); const b = (() => {{ {second} }})();
+             return b.getAttribute('aria-current') === 'page' && a.innerText.includes('Draft: half a thought')"
+        ),
+    );
+    s.screenshot(&wd::screens().join("13b-draft.png"));
     drop(s);
     drop(driver);
 }
