@@ -97,12 +97,17 @@ fn data_with(name: &str, url: &str, token: &str, dialect: hermes_store::Dialect)
     (dir, p.device_id)
 }
 
-fn type_and_send(s: &Session, text: &str) {
+/// Types `text` into the composer (as the page sees typing: an `input` event), without sending it.
+fn type_text(s: &Session, text: &str) {
     s.exec(
         "const t=document.getElementById('composer-input'); t.focus(); t.value=arguments[0];
          t.dispatchEvent(new Event('input',{bubbles:true}));",
         json!([text]),
     );
+}
+
+fn type_and_send(s: &Session, text: &str) {
+    type_text(s, text);
     s.wait("send enabled", 5, "return !document.querySelector('.composer button.send').disabled");
     s.exec("document.querySelector('.composer button.send').click()", json!([]));
 }
@@ -433,11 +438,7 @@ fn e2e_draft_survives_a_restart() {
         let driver = Driver::start(data.path());
         let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
         s.wait("composer", 20, "return !!document.getElementById('composer-input')");
-        s.exec(
-            "const t=document.getElementById('composer-input'); t.focus(); t.value=arguments[0];
-             t.dispatchEvent(new Event('input',{bubbles:true}));",
-            json!([draft]),
-        );
+        type_text(&s, draft);
         // saved shortly after the typing stops (the debounce)
         let store = hermes_store::Store::open_in(data.path()).unwrap();
         let t = Instant::now();
@@ -485,13 +486,9 @@ fn e2e_unread_badge() {
         &format!("const b = (() => {{ {first} }})(); return b.getAttribute('aria-current') === 'page'"),
     );
     // send to the first agent, and open the second before its reply can arrive
+    type_text(&s, "count me as unread");
     s.exec(
-        &format!(
-            "const t=document.getElementById('composer-input'); t.focus(); t.value='count me as unread';
-             t.dispatchEvent(new Event('input',{{bubbles:true}}));
-             document.querySelector('.composer button.send').click();
-             (() => {{ {second} }})().click();"
-        ),
+        &format!("document.querySelector('.composer button.send').click(); (() => {{ {second} }})().click();"),
         json!([]),
     );
     s.wait(
@@ -505,10 +502,9 @@ fn e2e_unread_badge() {
     s.wait("read", 5, &format!("return !(() => {{ {first} }})().querySelector('.badge')"));
 
     // a draft left in the first agent's composer shows under its row once Alt+Down opened the second agent
+    type_text(&s, "half a thought");
     s.exec(
-        "const t=document.getElementById('composer-input'); t.focus(); t.value='half a thought';
-         t.dispatchEvent(new Event('input',{bubbles:true}));
-         window.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowDown', altKey: true, bubbles: true}));",
+        "window.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowDown', altKey: true, bubbles: true}))",
         json!([]),
     );
     s.wait(
