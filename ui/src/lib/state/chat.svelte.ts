@@ -415,9 +415,14 @@ export class ProfileSession {
   }
 
   private findItem(id: string): TimelineItem | undefined {
+    return this.locate(id)?.it;
+  }
+
+  /** The item with this id and the timeline it is in. */
+  private locate(id: string): { tl: Timeline; it: TimelineItem } | undefined {
     for (const tl of this.timelines.values()) {
       const it = tl.find(id);
-      if (it) return it;
+      if (it) return { tl, it };
     }
     return undefined;
   }
@@ -457,7 +462,7 @@ export class ProfileSession {
       // A new reply is inserted at once so it keeps its place relative to cards and media.
       const tl = this.routeTimeline(ev.session);
       this.countUnread(tl);
-      tl.push<MessageItem>({
+      const item = tl.push<MessageItem>({
         type: 'message',
         id: ev.id,
         direction: 'in',
@@ -469,7 +474,7 @@ export class ProfileSession {
         attachments: [],
       });
       if (ev.final) {
-        this.setPreview(tl.conversation.id, tl.items[tl.items.length - 1] as MessageItem);
+        this.setPreview(tl.conversation.id, item);
         this.onFinal(ev.text);
       }
       return;
@@ -487,15 +492,15 @@ export class ProfileSession {
     const batch = [...this.pending.values()];
     this.pending.clear();
     for (const ev of batch) {
-      const tl = [...this.timelines.values()].find((x) => x.find(ev.id));
-      const it = tl?.find(ev.id);
-      if (!tl || it?.type !== 'message') continue;
+      const found = this.locate(ev.id);
+      const it = found?.it;
+      if (!found || it?.type !== 'message') continue;
       const wasFinal = it.final;
       if (it.text !== ev.text) it.text = ev.text;
       if (ev.reply_to && !it.replyTo) it.replyTo = ev.reply_to;
       if (it.final !== ev.final) it.final = ev.final;
       if (ev.final && !wasFinal) {
-        this.setPreview(tl.conversation.id, it);
+        this.setPreview(found.tl.conversation.id, it);
         this.onFinal(ev.text);
       }
     }
