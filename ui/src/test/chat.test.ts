@@ -89,6 +89,22 @@ describe('sending text', () => {
     expect(within(bubble).getByText('Which server?')).toBeInTheDocument();
   });
 
+  it("clicking a reply's quote shows the quoted message (scrolled to and flashed)", async () => {
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'message', id: 'r1', text: 'Which server?', final: true });
+    ipc.emit({ event: 'message', id: 'r2', text: 'web-3, the one in the rack', final: true, reply_to: 'r1' });
+    await waitFor(() => expect(document.querySelector('[data-message-id="r2"]')).not.toBeNull());
+    const reply = document.querySelector('[data-message-id="r2"]') as HTMLElement;
+    const quote = within(reply).getByTitle('Show the quoted message');
+    expect(quote.tagName).toBe('BUTTON');
+    expect(quote).toHaveTextContent('Which server?');
+    const quoted = () => document.querySelector('[data-message-id="r1"]') as HTMLElement;
+    expect(quoted()).not.toHaveClass('highlighted');
+    await fireEvent.click(quote);
+    await waitFor(() => expect(quoted()).toHaveClass('highlighted'));
+  });
+
   it('announces a streamed reply once, when final', async () => {
     const ipc = await renderApp();
     await ready(ipc);

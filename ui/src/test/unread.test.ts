@@ -53,6 +53,8 @@ describe('the line under a conversation', () => {
     expect(preview('Taxes')).toBeUndefined(); // not per edit: once the reply is whole
     ipc.emit({ event: 'message', id: 'r1', text: 'streaming is done', final: true, session: TWO.session });
     await waitFor(() => expect(preview('Taxes')).toBe('streaming is done'));
+    ipc.emit({ event: 'message', id: 'r9', text: 'It **works**: see [the docs](https://example.com/x)\n\nnext', final: true, session: TWO.session });
+    await waitFor(() => expect(preview('Taxes')).toBe('It works: see the docs next')); // the words, not the marks
 
     const box = document.getElementById('composer-input') as HTMLTextAreaElement;
     await fireEvent.input(box, { target: { value: 'my own words' } });

@@ -57,6 +57,7 @@ const en = {
 
   'msg.you': 'You',
   'msg.reply': 'Reply',
+  'msg.showQuoted': 'Show the quoted message',
   'msg.copy': 'Copy message',
   'msg.retry': 'Retry',
   'msg.replyUnknown': 'an earlier message',

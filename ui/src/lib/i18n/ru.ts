@@ -58,6 +58,7 @@ const ru: Catalog = {
 
   'msg.you': 'Вы',
   'msg.reply': 'Ответить',
+  'msg.showQuoted': 'Показать цитируемое сообщение',
   'msg.copy': 'Копировать сообщение',
   'msg.retry': 'Повторить',
   'msg.replyUnknown': 'более раннее сообщение',

@@ -58,6 +58,7 @@ const zh: Catalog = {
 
   'msg.you': '你',
   'msg.reply': '回复',
+  'msg.showQuoted': '显示被引用的消息',
   'msg.copy': '复制消息',
   'msg.retry': '重试',
   'msg.replyUnknown': '之前的一条消息',
