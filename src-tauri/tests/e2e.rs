@@ -499,6 +499,14 @@ fn e2e_unread_badge() {
     s.screenshot(&wd::screens().join("13-unread.png"));
     s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
     body_has(&s, "You said: count me as unread", 10);
+    // the reply that came while away is under a "New messages" line
+    s.wait(
+        "the new-messages line above the reply",
+        5,
+        "const o = [...document.querySelectorAll('.new-line, .row')]; const i = o.findIndex(e => e.classList.contains('new-line'));
+         return i >= 0 && !!o[i + 1] && o[i + 1].innerText.includes('You said: count me as unread')",
+    );
+    s.screenshot(&wd::screens().join("13a-new-messages.png"));
     s.wait("read", 5, &format!("return !(() => {{ {first} }})().querySelector('.badge')"));
 
     // a draft left in the first agent's composer shows under its row once Alt+Down opened the second agent

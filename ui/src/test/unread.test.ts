@@ -32,12 +32,25 @@ describe('unread counts in the sidebar', () => {
     await fireEvent.click(row('Taxes'));
     await waitFor(() => expect(badge('Taxes')).toBeNull());
     expect(row('Taxes')).not.toHaveClass('unread');
-    await screen.findByText('refund arrived');
+    await chatLog().findByText('refund arrived');
+    // a "New messages" line sits just above the first of them
+    const line = () => document.querySelector('.new-line');
+    await waitFor(() => expect(line()).not.toBeNull());
+    const order = [...document.querySelectorAll('.new-line, [data-message-id]')];
+    const at = order.findIndex((e) => e.classList.contains('new-line'));
+    expect(order[at + 1]?.getAttribute('data-message-id')).toBe('r1');
 
     // now the other one is in the background
     ipc.emit({ event: 'message', id: 'r4', text: 'hotel confirmed', final: true, session: ONE.session });
     await waitFor(() => expect(badge('Trip plans')).toHaveTextContent('1'));
     expect(within(row('Trip plans')).getByText('1 unread')).toBeInTheDocument();
+    // leaving Taxes took its line away; opening Trip plans shows one above 'hotel confirmed'
+    await fireEvent.click(row('Trip plans'));
+    await chatLog().findByText('hotel confirmed');
+    await waitFor(() => expect(document.querySelectorAll('.new-line')).toHaveLength(1));
+    await fireEvent.click(row('Taxes'));
+    await chatLog().findByText('refund arrived');
+    await waitFor(() => expect(document.querySelector('.new-line')).toBeNull()); // nothing new there now
   });
 });
 

@@ -169,6 +169,7 @@ export class AppState {
     if (!s) return;
     this.selection = { profileId, conversationId };
     s.activeConversationId = conversationId;
+    for (const other of Object.values(this.sessions)) if (other !== s) other.leave();
     s.markRead(conversationId);
     if (s.status.kind === 'idle') void s.connect();
     await s.loadHistory(conversationId);

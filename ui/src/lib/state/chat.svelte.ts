@@ -95,6 +95,9 @@ export class Timeline {
   loaded = $state(false);
   loadingOlder = $state(false);
   loadError = $state<string | null>(null);
+  /** The first item that arrived while the conversation was not on screen, when it was opened: the list shows a
+   *  "New messages" line above it until another conversation is opened. */
+  newFrom = $state<string | null>(null);
   conversation: Conversation;
 
   constructor(conversation: Conversation) {
@@ -436,9 +439,21 @@ export class ProfileSession {
     return this.timeline(id);
   }
 
-  /** The conversation was opened: nothing in it is unread any more. */
+  /** The first unread item of each conversation with unread ones. */
+  private firstUnread: Record<string, string> = {};
+
+  /** The conversation was opened: nothing in it is unread any more; what was is marked "new" in its list. */
   markRead(conversationId: string): void {
+    for (const tl of this.timelines.values()) tl.newFrom = null;
+    const first = this.firstUnread[conversationId];
+    delete this.firstUnread[conversationId];
+    if (first) this.timeline(conversationId).newFrom = first;
     if (conversationId in this.unread) delete this.unread[conversationId];
+  }
+
+  /** Another agent's conversation was opened: this one's "New messages" line goes. */
+  leave(): void {
+    for (const tl of this.timelines.values()) tl.newFrom = null;
   }
 
   /** The sidebar's line under a conversation follows its newest message, as the store's `last_preview` does (whose
@@ -449,10 +464,11 @@ export class ProfileSession {
     if (c && text && c.preview !== text) c.preview = text;
   }
 
-  private countUnread(tl: Timeline): void {
+  private countUnread(tl: Timeline, itemId: string): void {
     const id = tl.conversation.id;
     if (tl.isLocal || this.hooks.isOpen?.(id) !== false) return;
     this.unread[id] = (this.unread[id] ?? 0) + 1;
+    this.firstUnread[id] ??= itemId;
   }
 
   private onMessage(ev: EventOf<'message'>): void {
@@ -461,7 +477,7 @@ export class ProfileSession {
     if (!existing) {
       // A new reply is inserted at once so it keeps its place relative to cards and media.
       const tl = this.routeTimeline(ev.session);
-      this.countUnread(tl);
+      this.countUnread(tl, ev.id);
       const item = tl.push<MessageItem>({
         type: 'message',
         id: ev.id,
@@ -520,7 +536,7 @@ export class ProfileSession {
     const existing = this.findItem(ev.id);
     if (existing) return;
     const tl = this.routeTimeline();
-    this.countUnread(tl);
+    this.countUnread(tl, ev.id);
     tl.push<CardItem>({
       type: 'card',
       id: ev.id,
@@ -567,7 +583,7 @@ export class ProfileSession {
       }
     }
     const tl = this.routeTimeline(ev.session);
-    this.countUnread(tl);
+    this.countUnread(tl, item.id);
     tl.push(item);
     this.setPreview(tl.conversation.id, item);
     delete this.progress[ev.id];
