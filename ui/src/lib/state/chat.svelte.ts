@@ -239,6 +239,18 @@ export class ProfileSession {
     this.conversations = this.conversations.map((c) => (c.id === id ? { ...c, title } : c));
   }
 
+  /** The composer's unsent text in a conversation, from the store (`null`: none). */
+  getDraft(conversationId: string): Promise<string | null> {
+    return this.backend.getDraft(conversationId);
+  }
+
+  /** Keeps the composer's text as the conversation's draft (empty: none); its sidebar row shows it at once. */
+  saveDraft(conversationId: string, text: string): Promise<void> {
+    const conv = this.conversations.find((c) => c.id === conversationId);
+    if (conv) conv.draft = text.trim() ? text : null;
+    return this.backend.setDraft(conversationId, text);
+  }
+
   async deleteConversation(id: string): Promise<void> {
     await this.backend.deleteConversation(id);
     this.conversations = this.conversations.filter((c) => c.id !== id);
