@@ -111,7 +111,12 @@ fn idle_pss(bin: &str, args: &[&str], data: &Path, env: &[(&str, &str)]) -> (u64
         .envs(env.iter().copied())
         .env("HERMES_DATA_DIR", data)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        // `HERMES_BENCH_STDERR=1`: the app's and WebKit's stderr on the bench's (e.g. with `JSC_logGC=1`)
+        .stderr(if std::env::var("HERMES_BENCH_STDERR").as_deref() == Ok("1") {
+            Stdio::inherit()
+        } else {
+            Stdio::null()
+        })
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(8));
