@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import hljs from 'highlight.js/lib/core';
-import { highlight, knownLanguage } from '../lib/markdown/hljs-engine';
-import { highlighter, highlightNow, loadHighlighter, warmHighlighter } from '../lib/markdown/highlight.svelte';
+import { grammarOf, highlight, knownLanguage } from '../lib/markdown/hljs-engine';
+import { highlighter, highlightNow, loadHighlighter, prepareHighlighter } from '../lib/markdown/highlight.svelte';
 
 const compiled = (name: string) => !!(hljs.getLanguage(name) as { isCompiled?: boolean } | undefined)?.isCompiled;
 
@@ -13,6 +13,14 @@ describe('code highlighter', () => {
     expect(knownLanguage('cobol')).toBe(false);
   });
 
+  it('names the grammar of a language or an alias, and none for others', () => {
+    expect(grammarOf('rust')).toBe('rust');
+    expect(grammarOf('js')).toBe('javascript');
+    expect(grammarOf('html')).toBe('xml');
+    expect(grammarOf('cobol')).toBeNull();
+    expect(grammarOf('')).toBeNull();
+  });
+
   it('keeps only escaped text and <span class> in its output', () => {
     const html = highlight('let x = "<img src=x onerror=alert(1)>";', 'rust');
     expect(html).toContain('hljs-keyword');
@@ -20,27 +28,40 @@ describe('code highlighter', () => {
     expect(html).toContain('&lt;img');
   });
 
-  it('is loaded on first use: plain text until then, highlighted after', async () => {
-    expect(highlighter.engine).toBeNull();
-    expect(highlightNow('fn main() {}', 'rust')).toBeNull(); // asks for it
-    await loadHighlighter();
-    expect(highlighter.engine).not.toBeNull();
-    expect(highlightNow('fn main() {}', 'rust')).toContain('hljs-keyword');
-    expect(highlightNow('fn main() {}', 'cobol')).toBeNull();
-    expect(highlightNow('fn main() {}', '')).toBeNull();
-  });
-
-  it('compiles every grammar ahead of the first code block, one per idle moment', async () => {
+  it('is loaded on first use, each grammar compiled out of the render that first needs it: plain text until then', async () => {
     vi.useFakeTimers();
     try {
-      const names = ['bash', 'css', 'diff', 'go', 'json', 'python', 'sql', 'xml', 'yaml'];
-      expect(names.some(compiled)).toBe(false); // untouched so far in this file's module instance
-      await warmHighlighter();
-      await vi.advanceTimersByTimeAsync(40);
-      const early = names.filter(compiled).length;
-      expect(early).toBeLessThan(names.length); // not all in one task
-      await vi.advanceTimersByTimeAsync(2000);
-      expect(names.filter(compiled)).toEqual(names);
+      expect(highlighter.engine).toBeNull();
+      expect(highlightNow('func main() {}', 'go')).toBeNull(); // asks for the engine
+      await loadHighlighter();
+      expect(highlighter.engine).not.toBeNull();
+      expect(compiled('go')).toBe(false);
+      expect(highlightNow('func main() {}', 'go')).toBeNull(); // asks for the grammar, not compiled in this call
+      expect(compiled('go')).toBe(false);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(compiled('go')).toBe(true);
+      expect(highlightNow('func main() {}', 'go')).toContain('hljs-keyword');
+      expect(highlightNow('fn main() {}', 'cobol')).toBeNull();
+      expect(highlightNow('fn main() {}', '')).toBeNull();
+      // an alias waits for, then uses, its grammar
+      expect(highlightNow('const a = 1;', 'js')).toBeNull();
+      await vi.advanceTimersByTimeAsync(200);
+      expect(compiled('javascript')).toBe(true);
+      expect(highlightNow('const a = 1;', 'js')).toContain('hljs-keyword');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('the launch compiles the typography sample\'s grammar only, not the others', async () => {
+    vi.useFakeTimers();
+    try {
+      const others = ['bash', 'css', 'diff', 'json', 'python', 'sql', 'xml', 'yaml'];
+      await prepareHighlighter('typescript');
+      expect(compiled('typescript')).toBe(true);
+      await vi.advanceTimersByTimeAsync(5000);
+      expect(others.filter(compiled)).toEqual([]);
+      expect(highlightNow('let a: number = 1;', 'typescript')).toContain('hljs-keyword'); // no wait for it
     } finally {
       vi.useRealTimers();
     }

@@ -25,6 +25,14 @@ for (const [name, lang] of Object.entries(LANGS)) {
 /** The bundled grammars' names. */
 export const languages: string[] = Object.keys(LANGS);
 
+const names = new Map(Object.keys(LANGS).map((name) => [hljs.getLanguage(name), name]));
+
+/** The bundled grammar `language` (a name or an alias: `js`, `sh`, `html`…) belongs to, by its registered name; `null`
+ *  for a language the app does not highlight. */
+export function grammarOf(language: string): string | null {
+  return (language !== '' && names.get(hljs.getLanguage(language))) || null;
+}
+
 /** True when `language` (a code fence's first word, lower case) is one the app highlights (names and aliases). */
 export function knownLanguage(language: string): boolean {
   return language !== '' && !!hljs.getLanguage(language);

@@ -1,6 +1,9 @@
 import { mount, unmount } from 'svelte';
 import Markdown from './Markdown.svelte';
 
+/** The language of the sample's code block: its grammar is compiled before the sample is laid out. */
+export const SAMPLE_LANGUAGE = 'rust';
+
 /** Every kind of block and inline style a reply can show: headings, emphasis, code (inline and highlighted), lists,
  *  a quote, a table. */
 export const TYPE_SAMPLE = [
@@ -12,7 +15,7 @@ export const TYPE_SAMPLE = [
   '- item\n  - nested item\n\n1. first\n2. second',
   '> a quote with **bold**',
   '| a | b |\n| --- | --- |\n| 1 | **2** |',
-  '```rust\nfn main() {\n    // a comment\n    let s = "text"; println!("{s} {}", 42);\n}\n```',
+  '```' + SAMPLE_LANGUAGE + '\nfn main() {\n    // a comment\n    let s = "text"; println!("{s} {}", 42);\n}\n```',
   '```\nplain code\n```',
 ].join('\n\n');
 
