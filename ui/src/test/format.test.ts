@@ -12,7 +12,7 @@ const LOCALES: Locale[] = ['en', 'ru', 'zh'];
 describe('date labels and plural categories without Intl', () => {
   it('the time of every minute of a day is Intl\'s', () => {
     for (const locale of LOCALES) {
-      const ref = new Intl.DateTimeFormat(locale, { hour: '2-digit', minute: '2-digit' });
+      const ref = new Intl.DateTimeFormat(locale, { hour: 'numeric', minute: '2-digit' });
       for (let minute = 0; minute < 24 * 60; minute++) {
         const d = new Date(2026, 2, 14, Math.floor(minute / 60), minute % 60, 30);
         expect(timeLabel(locale, d), `${locale} ${d.toString()}`).toBe(ref.format(d));
@@ -52,7 +52,7 @@ describe('kept date formatters', () => {
     const at = new Date(2026, 2, 3, 9, 5).getTime();
     for (const locale of ['en', 'ru', 'zh'] as const) {
       setLocale(locale);
-      expect(formatTime(at)).toBe(new Date(at).toLocaleTimeString(locale, { hour: '2-digit', minute: '2-digit' }));
+      expect(formatTime(at)).toBe(new Date(at).toLocaleTimeString(locale, { hour: 'numeric', minute: '2-digit' }));
     }
     setLocale('en');
     const en = formatDay(at, now);
@@ -91,11 +91,11 @@ describe('kept date formatters', () => {
   it("a timestamp's tooltip has the full date and time", () => {
     const at = new Date(2026, 11, 1, 9, 5).getTime();
     setLocale('en');
-    expect(formatDateTime(at)).toBe('Tuesday, December 1, 2026, 09:05 AM');
+    expect(formatDateTime(at)).toBe('Tuesday, December 1, 2026, 9:05 AM');
     setLocale('ru');
-    expect(formatDateTime(at)).toBe('вторник, 1 декабря 2026 г., 09:05');
+    expect(formatDateTime(at)).toBe('вторник, 1 декабря 2026 г., 9:05');
     setLocale('zh');
-    expect(formatDateTime(at)).toBe('2026年12月1日星期二 09:05');
+    expect(formatDateTime(at)).toBe('2026年12月1日星期二 9:05');
   });
 
   it('counts the time until the next local midnight', () => {

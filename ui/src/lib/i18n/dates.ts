@@ -5,7 +5,7 @@ import type { Locale } from './index.svelte';
 // Why: the first `Intl` object a WebKit page builds (any of them: DateTimeFormat, PluralRules, NumberFormat) costs
 // ~11 ms of its main thread, once, for ICU's locale set-up (measured with a JavaScriptCore context on this machine's
 // ICU 72: `bench/README.md`, session 11), and the first bubble's time label paid it on every launch. The output is
-// the same as `Intl`'s for these locales (CLDR data: the time as `hour: '2-digit', minute: '2-digit'`, the day as
+// the same as `Intl`'s for these locales (CLDR data: the time as `hour: 'numeric', minute: '2-digit'` — the locale's own hour style, `9:05 AM`, not `09:05 AM`, the day as
 // `weekday: 'long', day: 'numeric', month: 'long'` with an optional `year: 'numeric'`); `src/test/format.test.ts`
 // compares them with `Intl` for every minute of a day, every day of two years and the counts 0–1,000 (plus
 // fractions), so a difference fails the build.
@@ -60,12 +60,12 @@ const NAMES: Record<Locale, DateNames> = {
 
 const two = (n: number): string => String(n).padStart(2, '0');
 
-/** The local time of `d` as a chat timestamp: `09:05 AM` (en), `09:05` (ru, zh). */
+/** The local time of `d` as a chat timestamp: `9:05 AM` (en), `9:05` / `21:05` (ru, zh). */
 export function timeLabel(locale: Locale, d: Date): string {
   const h = d.getHours();
   const m = two(d.getMinutes());
-  if (locale === 'en') return `${two(h % 12 === 0 ? 12 : h % 12)}:${m} ${h < 12 ? 'AM' : 'PM'}`;
-  return `${two(h)}:${m}`;
+  if (locale === 'en') return `${h % 12 === 0 ? 12 : h % 12}:${m} ${h < 12 ? 'AM' : 'PM'}`;
+  return `${h}:${m}`;
 }
 
 /** The local day of `d` for a day separator, with its year when `withYear`. */

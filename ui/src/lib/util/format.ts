@@ -33,7 +33,7 @@ export function formatDay(ms: number, now: number = Date.now()): string {
   return dayLabel(currentLocale(), d, d.getFullYear() !== today.getFullYear());
 }
 
-/** The full date and time, for a timestamp's tooltip: "Tuesday, December 1, 2026, 09:05 AM". */
+/** The full date and time, for a timestamp's tooltip: "Tuesday, December 1, 2026, 9:05 AM". */
 export function formatDateTime(ms: number): string {
   const locale = currentLocale();
   const d = new Date(ms);
