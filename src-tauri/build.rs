@@ -22,6 +22,7 @@ const COMMANDS: &[&str] = &[
     "rename_conversation",
     "get_draft",
     "set_draft",
+    "mark_read",
     "delete_conversation",
     "history",
     "search",

@@ -283,7 +283,8 @@ pub(crate) fn conversations_of(state: &AppState, profile_id: &str) -> AppResult<
             .into_iter()
             .map(|c| {
                 let draft = s.draft_get(&c.id)?;
-                Ok(Conversation { draft, ..Conversation::from(c) })
+                let unread = s.unread_count(&c.id)?;
+                Ok(Conversation { draft, unread, ..Conversation::from(c) })
             })
             .collect::<hermes_store::Result<Vec<_>>>()
     })?;
@@ -314,6 +315,13 @@ pub fn get_draft(state: State<'_, AppState>, conversation_id: String) -> AppResu
 #[specta::specta]
 pub fn set_draft(state: State<'_, AppState>, conversation_id: String, text: String) -> AppResult<()> {
     state.with_store(|s| s.draft_set(&conversation_id, &text))
+}
+
+/// The user has the conversation open: what came in it so far is read (its unread count, kept across restarts, is 0).
+#[tauri::command(async)]
+#[specta::specta]
+pub fn mark_read(state: State<'_, AppState>, conversation_id: String) -> AppResult<()> {
+    state.with_store(|s| s.mark_read(&conversation_id))
 }
 
 #[tauri::command(async)]

@@ -113,6 +113,9 @@ pub struct Conversation {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub draft: Option<String>,
+    /// The agent's messages since the user last had it open (listed conversations only, else 0; kept across
+    /// restarts).
+    pub unread: u32,
 }
 
 impl From<hermes_store::Conversation> for Conversation {
@@ -125,6 +128,7 @@ impl From<hermes_store::Conversation> for Conversation {
             updated_at: iso(c.updated_at),
             preview: c.last_preview,
             draft: None,
+            unread: 0,
         }
     }
 }

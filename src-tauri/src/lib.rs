@@ -46,6 +46,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             rename_conversation,
             get_draft,
             set_draft,
+            mark_read,
             delete_conversation,
             history,
             search,

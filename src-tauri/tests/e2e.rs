@@ -528,6 +528,87 @@ fn e2e_unread_badge() {
     drop(driver);
 }
 
+/// Unread counts are kept by the store: a reply counted unread is still counted after a restart, its "New messages"
+/// line comes back when it is opened, and once read it stays read after the next restart.
+#[test]
+fn e2e_unread_survives_a_restart() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start(None);
+    let (data, _) = data_with_profile("Lab agent", &agent.url(), TOKEN);
+    wd::profile_with_token(data.path(), "Second agent", &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
+    let first = "return document.querySelectorAll('.profile')[0].querySelector('.conv-btn')";
+    let second = "return document.querySelectorAll('.profile')[1].querySelector('.conv-btn')";
+    let badge_is = |n: &str| {
+        format!(
+            "const b = (() => {{ {second} }})(); const n = b && b.querySelector('.badge [aria-hidden]'); return !!n && n.textContent.trim() === {}",
+            json!(n)
+        )
+    };
+    let store = hermes_store::Store::open_in(data.path()).unwrap();
+    let unread_of_second = || {
+        let p = store.profiles().unwrap().into_iter().find(|p| p.name == "Second agent").unwrap();
+        store.conversations(&p.id).unwrap().iter().map(|c| store.unread_count(&c.id).unwrap()).sum::<u32>()
+    };
+    let wait_store = |want: u32, what: &str| {
+        let t = Instant::now();
+        while unread_of_second() != want {
+            assert!(t.elapsed() < Duration::from_secs(10), "{what}: the store counts {}", unread_of_second());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    {
+        let driver = Driver::start(data.path());
+        let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+        s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+        s.wait("no banner", 20, "return !document.querySelector('.banner')");
+        // send to the second agent, and go back to the first before its reply can arrive
+        s.exec(&format!("(() => {{ {second} }})().click()"), json!([]));
+        s.wait(
+            "the second agent open",
+            10,
+            &format!("return (() => {{ {second} }})().getAttribute('aria-current') === 'page'"),
+        );
+        s.wait("connected", 20, "return !document.querySelector('.banner')");
+        type_text(&s, "count me after a restart");
+        s.exec(
+            &format!("document.querySelector('.composer button.send').click(); (() => {{ {first} }})().click();"),
+            json!([]),
+        );
+        s.wait("the second agent's row counts the reply", 15, &badge_is("1"));
+        wait_store(1, "the reply counted unread");
+        drop(s);
+        drop(driver);
+    }
+    {
+        let driver = Driver::start(data.path());
+        let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+        s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+        s.wait("the count kept across the restart", 10, &badge_is("1"));
+        s.screenshot(&wd::screens().join("13c-unread-after-restart.png"));
+        s.exec(&format!("(() => {{ {second} }})().click()"), json!([]));
+        body_has(&s, "You said: count me after a restart", 10);
+        s.wait(
+            "the new-messages line above the reply",
+            5,
+            "const o = [...document.querySelectorAll('.new-line, .row')]; const i = o.findIndex(e => e.classList.contains('new-line'));
+             return i >= 0 && !!o[i + 1] && o[i + 1].innerText.includes('You said: count me after a restart')",
+        );
+        s.wait("read", 5, &format!("return !(() => {{ {second} }})().querySelector('.badge')"));
+        wait_store(0, "opened, so read");
+        drop(s);
+        drop(driver);
+    }
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    s.wait("both agents listed", 10, &format!("return !!(() => {{ {second} }})()"));
+    assert_eq!(s.exec(&format!("return !!(() => {{ {second} }})().querySelector('.badge')"), json!([])), json!(false));
+    drop(s);
+    drop(driver);
+}
+
 #[test]
 fn e2e_access_denied() {
     if !enabled() {

@@ -126,6 +126,17 @@ async setDraft(conversationId: string, text: string) : Promise<Result<null, AppE
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * The user has the conversation open: what came in it so far is read (its unread count, kept across restarts, is 0).
+ */
+async markRead(conversationId: string) : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("mark_read", { conversationId }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async deleteConversation(id: string) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("delete_conversation", { id }) };
@@ -414,7 +425,12 @@ export type Conversation = { id: string; profileId: string; title: string; sessi
 /**
  * The composer's unsent text in it (listed conversations only).
  */
-draft?: string | null }
+draft?: string | null; 
+/**
+ * The agent's messages since the user last had it open (listed conversations only, else 0; kept across
+ * restarts).
+ */
+unread: number }
 /**
  * Sent to the UI when a `hermes://connect?url=…` link opens the app: prefill a new profile (never a token).
  */

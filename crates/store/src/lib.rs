@@ -22,6 +22,7 @@ mod profiles;
 pub mod schema;
 mod search;
 mod types;
+mod unread;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

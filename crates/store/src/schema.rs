@@ -163,8 +163,18 @@ CREATE TABLE drafts (
 ) STRICT;
 "#;
 
+/// Version 3: what the user has read, per conversation (unread counts survive a restart). `read_upto` is the `seq` of
+/// the newest message of the conversation when the user last had it open; the agent's messages after it are unread.
+/// A database from before starts with everything read. The partial index lists each conversation's incoming messages
+/// by `seq` (its key ends with the rowid), so counting those after `read_upto` is a range, not a scan of the history.
+const V3: &str = r#"
+ALTER TABLE conversations ADD COLUMN read_upto INTEGER NOT NULL DEFAULT 0;
+UPDATE conversations SET read_upto = COALESCE((SELECT MAX(seq) FROM messages WHERE conversation_id = conversations.id), 0);
+CREATE INDEX messages_incoming ON messages(conversation_id) WHERE direction = 'in';
+"#;
+
 /// SQL of every migration, in order; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// The schema version this build creates and understands.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -43,6 +43,22 @@ const FIXTURES: &[&str] = &[
     VALUES ('fx-c2', 'fx-p2', 'Chat', 'mobile:desktop-00112233445566aa', 4000, 4000);
     INSERT INTO drafts (conversation_id, text, updated_at) VALUES ('fx-c2', 'an unsent line', 4500);
     "#,
+    // v3
+    r#"
+    INSERT INTO profiles (id, name, url, dialect, device_id, v3_user_id, allow_insecure_ws,
+                          avatar_url, has_token, created_at)
+    VALUES ('fx-p3', 'Fixture v3', 'ws://127.0.0.1:9', 'adapter', 'desktop-00112233445566bb', NULL,
+            1, NULL, 0, 5000);
+    INSERT INTO conversations (id, profile_id, title, session, created_at, updated_at)
+    VALUES ('fx-c3', 'fx-p3', 'Chat', 'mobile:desktop-00112233445566bb', 5000, 5000);
+    INSERT INTO messages (seq, id, conversation_id, server_id, direction, text, assembly, edit_count,
+                          delivery, created_at, updated_at)
+    VALUES (9001, 'fx-m31', 'fx-c3', 'r1', 'in', 'read before', 'final', 0, NULL, 5100, 5100),
+           (9002, 'fx-m32', 'fx-c3', 'r2', 'in', 'unread one', 'final', 0, NULL, 5200, 5200),
+           (9003, 'fx-m33', 'fx-c3', NULL, 'out', 'mine', 'final', 0, 'sent', 5300, 5300),
+           (9004, 'fx-m34', 'fx-c3', 'r3', 'in', 'unread two', 'final', 0, NULL, 5400, 5400);
+    UPDATE conversations SET read_upto = 9001 WHERE id = 'fx-c3';
+    "#,
 ];
 
 /// Verifies, through the public API at the latest version, the data of fixture `version`.
@@ -64,11 +80,19 @@ fn check_fixture(s: &Store, version: usize) {
             assert_eq!(ob.len(), 1);
             assert_eq!(ob[0].payload["text"], "queued before upgrade");
             assert_eq!(s.media_get("fx-media1").expect("media").expect("some").message_id.as_deref(), Some("fx-m1"));
+            // a conversation from before read marks were kept starts with everything read (v3)
+            assert_eq!(s.unread_count("fx-c1").expect("unread"), 0);
         }
         2 => {
             assert_eq!(s.draft_get("fx-c2").expect("draft").as_deref(), Some("an unsent line"));
             // a conversation from before drafts existed has none
             assert_eq!(s.draft_get("fx-c1").expect("draft"), None);
+            assert_eq!(s.unread_count("fx-c2").expect("unread"), 0);
+        }
+        3 => {
+            assert_eq!(s.unread_count("fx-c3").expect("unread"), 2);
+            s.mark_read("fx-c3").expect("mark read");
+            assert_eq!(s.unread_count("fx-c3").expect("unread"), 0);
         }
         v => panic!("no check for fixture version {v}"),
     }

@@ -29,6 +29,7 @@ export const CONV: Conversation = {
   title: 'Atlas',
   session: 'mobile:desktop-84b9042da9357a03',
   updatedAt: '2024-06-01T10:00:00Z',
+  unread: 0,
 };
 
 export interface IpcOptions {

@@ -54,6 +54,64 @@ describe('unread counts in the sidebar', () => {
   });
 });
 
+describe('unread counts kept across restarts', () => {
+  const stored = (id: string, direction: 'in' | 'out', text: string, minute: number) => ({
+    id,
+    direction,
+    text,
+    final: true,
+    state: direction === 'in' ? ('received' as const) : ('delivered' as const),
+    createdAt: `2024-05-01T10:${String(minute).padStart(2, '0')}:00Z`,
+    attachments: [],
+  });
+
+  it('the store\'s count shows at launch; opening the conversation clears it there and puts the line above the first', async () => {
+    const history = {
+      messages: [
+        stored('h1', 'in', 'already read', 1),
+        stored('h2', 'out', 'my question', 2),
+        stored('h3', 'in', 'first unread answer', 3),
+        stored('h4', 'out', 'my follow-up', 4),
+        stored('h5', 'in', 'second unread answer', 5),
+      ],
+      hasMore: false,
+    };
+    const ipc = await renderApp({ profiles: [V3], conversations: [ONE, { ...TWO, unread: 2 }], history });
+    await ready(ipc);
+    await waitFor(() => expect(row('Trip plans')).toHaveAttribute('aria-current', 'page'));
+    expect(badge('Taxes')).toHaveTextContent('2');
+    expect(badge('Trip plans')).toBeNull();
+    // the open one is read, in the store too
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'mark_read' && c.args.conversationId === 'c1')).toBe(true));
+    expect(ipc.calls.some((c) => c.cmd === 'mark_read' && c.args.conversationId === 'c2')).toBe(false);
+
+    await fireEvent.click(row('Taxes'));
+    await waitFor(() => expect(badge('Taxes')).toBeNull());
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'mark_read' && c.args.conversationId === 'c2')).toBe(true));
+    await chatLog().findByText('second unread answer');
+    await waitFor(() => expect(document.querySelector('.new-line')).not.toBeNull());
+    const order = [...document.querySelectorAll('.new-line, [data-message-id]')];
+    const at = order.findIndex((e) => e.classList.contains('new-line'));
+    expect(order[at + 1]?.getAttribute('data-message-id')).toBe('h3');
+  });
+
+  it('what arrives in the open conversation is marked read in the store as well', async () => {
+    const ipc = await renderApp({ profiles: [V3], conversations: [ONE, TWO] });
+    await ready(ipc);
+    await waitFor(() => expect(row('Trip plans')).toHaveAttribute('aria-current', 'page'));
+    await waitFor(() => expect(ipc.calls.filter((c) => c.cmd === 'mark_read')).toHaveLength(1));
+    ipc.emit({ event: 'message', id: 'r1', text: 'seen at once', final: true, session: ONE.session });
+    await chatLog().findByText('seen at once');
+    await waitFor(() => expect(ipc.calls.filter((c) => c.cmd === 'mark_read')).toHaveLength(2), { timeout: 2000 });
+    expect(ipc.calls.filter((c) => c.cmd === 'mark_read').map((c) => c.args.conversationId)).toEqual(['c1', 'c1']);
+    // one in the background is not
+    ipc.emit({ event: 'message', id: 'r2', text: 'not seen yet', final: true, session: TWO.session });
+    await waitFor(() => expect(badge('Taxes')).toHaveTextContent('1'));
+    await new Promise((r) => setTimeout(r, 700));
+    expect(ipc.calls.filter((c) => c.cmd === 'mark_read')).toHaveLength(2);
+  });
+});
+
 describe('the line under a conversation', () => {
   it('follows its newest message: a final reply, a sent text, a file without text', async () => {
     const ipc = await renderApp({ profiles: [V3], conversations: [{ ...ONE, preview: 'old words' }, TWO] });

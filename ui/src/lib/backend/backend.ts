@@ -39,6 +39,8 @@ export interface Backend {
   getDraft(conversationId: string): Promise<string | null>;
   /** Keeps the composer's text as the conversation's draft; an empty text removes it. */
   setDraft(conversationId: string, text: string): Promise<void>;
+  /** The user has the conversation open: what came in it so far is read (the store keeps this across restarts). */
+  markRead(conversationId: string): Promise<void>;
   deleteConversation(id: string): Promise<void>;
   history(conversationId: string, limit: number, before?: string): Promise<HistoryPage>;
   search(query: string, profileId?: string): Promise<SearchHit[]>;

@@ -114,7 +114,7 @@ export class FakeBackend implements Backend {
     },
   ];
   private conversations: Conversation[] = [
-    { id: 'demo-chat', profileId: 'demo', title: 'Demo agent', session: 'mobile:desktop-3f9a1c2b7d4e', updatedAt: new Date().toISOString() },
+    { id: 'demo-chat', profileId: 'demo', title: 'Demo agent', session: 'mobile:desktop-3f9a1c2b7d4e', updatedAt: new Date().toISOString(), unread: 0 },
   ];
   private stored = new Map<string, StoredMessage[]>();
   private handlers = new Map<string, (ev: EngineEvent) => void>();
@@ -173,9 +173,9 @@ export class FakeBackend implements Backend {
     const p: Profile = { ...input, id: this.id('p'), deviceId: `desktop-${Math.random().toString(16).slice(2, 14)}`, hasToken: false, tokenSessionOnly: false };
     this.profiles.push(p);
     if (p.dialect === 'v3') {
-      this.conversations.push({ id: this.id('c'), profileId: p.id, title: 'First conversation', session: crypto.randomUUID(), updatedAt: new Date().toISOString() });
+      this.conversations.push({ id: this.id('c'), profileId: p.id, title: 'First conversation', session: crypto.randomUUID(), updatedAt: new Date().toISOString(), unread: 0 });
     } else {
-      this.conversations.push({ id: this.id('c'), profileId: p.id, title: p.name, session: `mobile:${p.deviceId}`, updatedAt: new Date().toISOString() });
+      this.conversations.push({ id: this.id('c'), profileId: p.id, title: p.name, session: `mobile:${p.deviceId}`, updatedAt: new Date().toISOString(), unread: 0 });
     }
     return { ...p };
   }
@@ -405,11 +405,25 @@ export class FakeBackend implements Backend {
   }
 
   async listConversations(profileId: string) {
-    return this.conversations.filter((c) => c.profileId === profileId).map((c) => ({ ...c, draft: this.drafts.get(c.id) ?? null }));
+    return this.conversations
+      .filter((c) => c.profileId === profileId)
+      .map((c) => ({ ...c, draft: this.drafts.get(c.id) ?? null, unread: this.unreadOf(c.id) }));
+  }
+
+  /** How many stored messages of each conversation were there when it was last marked read (none: all are read). */
+  private readUpto = new Map<string, number>();
+
+  private unreadOf(conversationId: string): number {
+    const msgs = this.stored.get(conversationId) ?? [];
+    return msgs.slice(this.readUpto.get(conversationId) ?? msgs.length).filter((m) => m.direction === 'in').length;
+  }
+
+  async markRead(conversationId: string) {
+    this.readUpto.set(conversationId, this.stored.get(conversationId)?.length ?? 0);
   }
 
   async createConversation(profileId: string, title: string) {
-    const c: Conversation = { id: this.id('c'), profileId, title, session: crypto.randomUUID(), updatedAt: new Date().toISOString() };
+    const c: Conversation = { id: this.id('c'), profileId, title, session: crypto.randomUUID(), updatedAt: new Date().toISOString(), unread: 0 };
     this.conversations.unshift(c);
     return { ...c };
   }

@@ -106,6 +106,9 @@ export class TauriBackend implements Backend {
   getDraft(conversationId: string) {
     return call(commands.getDraft(conversationId));
   }
+  markRead(conversationId: string) {
+    return done(commands.markRead(conversationId));
+  }
   setDraft(conversationId: string, text: string) {
     return done(commands.setDraft(conversationId, text));
   }

@@ -98,7 +98,20 @@ export class Timeline {
   /** The first item that arrived while the conversation was not on screen, when it was opened: the list shows a
    *  "New messages" line above it until another conversation is opened. */
   newFrom = $state<string | null>(null);
+  /** Unread messages counted before this launch (the store's count), when it was opened before its history was in:
+   *  the line goes above the `newCount`-th newest of the agent's messages once it is (`placeNewLine`). */
+  newCount = 0;
   conversation: Conversation;
+
+  /** Puts the "New messages" line above the `newCount`-th newest of the agent's messages (the oldest loaded one when
+   *  fewer are loaded). */
+  placeNewLine(): void {
+    if (this.newCount <= 0) return;
+    const incoming = this.items.filter((i) => i.type === 'message' && i.direction === 'in');
+    const first = incoming[Math.max(0, incoming.length - this.newCount)];
+    if (first) this.newFrom = first.id;
+    this.newCount = 0;
+  }
 
   constructor(conversation: Conversation) {
     this.conversation = conversation;
@@ -216,11 +229,19 @@ export class ProfileSession {
           title: this.profile.name,
           session: '',
           updatedAt: new Date().toISOString(),
+          unread: 0,
         },
       ];
     }
     this.conversations = list;
     this.conversationsLoaded = true;
+    // what the store counted unread before this launch (the open conversation's is cleared when it is selected)
+    for (const c of list) {
+      if (c.unread > 0 && !(c.id in this.unread)) {
+        this.unread[c.id] = c.unread;
+        this.storedUnread[c.id] = true;
+      }
+    }
     for (const c of list) {
       const tl = this.timelines.get(c.id);
       if (tl) tl.conversation = c;
@@ -267,6 +288,7 @@ export class ProfileSession {
         title: '',
         session: '',
         updatedAt: new Date().toISOString(),
+        unread: 0,
       };
       tl = new Timeline(conv);
       this.timelines.set(conversationId, tl);
@@ -294,6 +316,7 @@ export class ProfileSession {
       tl.loadError = toBackendError(e).message;
     } finally {
       tl.loaded = true;
+      tl.placeNewLine();
     }
   }
 
@@ -451,16 +474,43 @@ export class ProfileSession {
     return this.timeline(id);
   }
 
-  /** The first unread item of each conversation with unread ones. */
+  /** The first unread item of each conversation with unread ones (that arrived during this launch). */
   private firstUnread: Record<string, string> = {};
+  /** Conversations whose unread count includes messages counted by the store before this launch. */
+  private storedUnread: Record<string, true> = {};
+  private readTimers = new Map<string, ReturnType<typeof setTimeout>>();
 
-  /** The conversation was opened: nothing in it is unread any more; what was is marked "new" in its list. */
+  /** The conversation was opened: nothing in it is unread any more (here and in the store, so after a restart too);
+   *  what was is marked "new" in its list. */
   markRead(conversationId: string): void {
-    for (const tl of this.timelines.values()) tl.newFrom = null;
+    for (const tl of this.timelines.values()) {
+      tl.newFrom = null;
+      tl.newCount = 0;
+    }
+    const tl = this.timeline(conversationId);
     const first = this.firstUnread[conversationId];
     delete this.firstUnread[conversationId];
-    if (first) this.timeline(conversationId).newFrom = first;
+    if (this.storedUnread[conversationId]) {
+      // some of them are from before this launch: counted back from the newest once the history is in
+      delete this.storedUnread[conversationId];
+      tl.newCount = this.unread[conversationId] ?? 0;
+      if (tl.loaded) tl.placeNewLine();
+    } else if (first) tl.newFrom = first;
     if (conversationId in this.unread) delete this.unread[conversationId];
+    this.saveRead(conversationId, 0);
+  }
+
+  /** Tells the store the conversation is read up to its newest message, after `delay` ms (a message that just came is
+   *  stored by the shell as it reaches the page). Best effort: a failure only leaves a count to clear next time. */
+  private saveRead(conversationId: string, delay: number): void {
+    if (conversationId.startsWith('local:')) return;
+    clearTimeout(this.readTimers.get(conversationId));
+    const run = () => {
+      this.readTimers.delete(conversationId);
+      this.backend.markRead(conversationId).catch(() => {});
+    };
+    if (delay <= 0) run();
+    else this.readTimers.set(conversationId, setTimeout(run, delay));
   }
 
   /** Another agent's conversation was opened: this one's "New messages" line goes. */
@@ -478,7 +528,12 @@ export class ProfileSession {
 
   private countUnread(tl: Timeline, itemId: string): void {
     const id = tl.conversation.id;
-    if (tl.isLocal || this.hooks.isOpen?.(id) !== false) return;
+    if (tl.isLocal) return;
+    if (this.hooks.isOpen?.(id) !== false) {
+      // seen as it comes: read in the store too (so it is not counted unread after a restart)
+      this.saveRead(id, 500);
+      return;
+    }
     this.unread[id] = (this.unread[id] ?? 0) + 1;
     this.firstUnread[id] ??= itemId;
   }
