@@ -243,6 +243,21 @@ describe('hands-free and the agent voice', () => {
     h.dispose();
   });
 
+  it("a card of the agent on screen is asked in the avatar's bubble, not read aloud; another agent's is not", async () => {
+    localStorage.clear();
+    const { h, vb } = hub();
+    h.setReadAloud('p1', true);
+    h.onReply('p1', 'Here is the plan.');
+    h.onCard('p1', '  Run the migration on production?  ');
+    expect(h.avatar.sent.at(-1)).toEqual({ method: 'speak', json: '"Run the migration on production?"' });
+    expect(vb.called('ttsSpeak').map((c) => c.args[0])).toEqual(['Here is the plan.']);
+    const before = h.avatar.sent.length;
+    h.onCard('p2', 'From the agent in the background?');
+    h.onCard('p1', '   ');
+    expect(h.avatar.sent.length).toBe(before);
+    h.dispose();
+  });
+
   it('TTS unavailable: speaking fails quietly', async () => {
     const { h, vb } = hub();
     vb.ttsAvailable = false;
@@ -397,6 +412,33 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
     await waitFor(() => expect(document.querySelector('#avatar-pane iframe')).toBeNull());
     expect(document.body.innerHTML).not.toContain('src="https://agent.example');
     vi.restoreAllMocks();
+  });
+});
+
+describe("the avatar and the agent's cards", () => {
+  it("an approval card of the agent on screen is asked in the pane's avatar, through the app's real hooks", async () => {
+    window.innerWidth = 1280;
+    const ipc = await renderApp();
+    await ready(ipc);
+    const frame = await waitFor(() => {
+      const f = document.querySelector('#avatar-pane iframe') as HTMLIFrameElement | null;
+      expect(f?.contentWindow).toBeTruthy();
+      return f as HTMLIFrameElement;
+    });
+    // the bundled page's API, as the pane's iframe has it
+    const { win, got } = fakePage();
+    (frame.contentWindow as unknown as { hermesAvatar: unknown }).hermesAvatar = (win as unknown as { hermesAvatar: unknown }).hermesAvatar;
+    frame.dispatchEvent(new Event('load')); // (jsdom loads no page: the pane takes the frame on its load event)
+    ipc.emit({
+      event: 'prompt',
+      id: 'card-1',
+      kind: 'exec_approval',
+      text: 'Allow this command?',
+      options: [{ id: 'once', label: 'Allow once' }],
+      command: 'rm -rf build/',
+      timeout_seconds: 60,
+    });
+    await waitFor(() => expect(got).toContainEqual({ method: 'speak', arg: 'Allow this command?' }));
   });
 });
 

@@ -70,6 +70,7 @@ export class AppState {
   agentHooks: {
     onReplyFinal?: (profileId: string, text: string) => void;
     onVoiceNote?: (profileId: string, path: string) => void;
+    onCard?: (profileId: string, text: string) => void;
   } = {};
 
   constructor(public backend: Backend) {
@@ -132,6 +133,7 @@ export class AppState {
     return new ProfileSession(this.backend, p, {
       onReplyFinal: (text) => this.agentHooks.onReplyFinal?.(p.id, text),
       onVoiceNote: (path) => this.agentHooks.onVoiceNote?.(p.id, path),
+      onCard: (text) => this.agentHooks.onCard?.(p.id, text),
       isOpen: (conversationId) => this.selection?.conversationId === conversationId,
       onIncoming: (kind, text) => {
         if (this.focused) return;

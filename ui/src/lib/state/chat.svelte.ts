@@ -163,6 +163,8 @@ export interface SessionHooks {
   onReplyFinal?: (text: string) => void;
   /** The agent sent a voice note (media kind `voice`): play it with the avatar speaking. */
   onVoiceNote?: (path: string) => void;
+  /** An approval or question card arrived (the avatar's speech bubble asks it). */
+  onCard?: (text: string) => void;
   /** Whether the conversation is the one on screen (what arrives there is not counted as unread). */
   isOpen?: (conversationId: string) => boolean;
 }
@@ -617,6 +619,7 @@ export class ProfileSession {
       answering: null,
     });
     this.hooks.onIncoming?.('card', ev.text);
+    this.hooks.onCard?.(ev.text);
   }
 
   private onMedia(ev: EventOf<'media'>): void {

@@ -292,6 +292,14 @@ export class VoiceHub {
     });
   }
 
+  /** An approval or question card: the avatar asks it in its bubble (its last reply would otherwise stay there, as if
+   *  that were what waits for an answer). Not read aloud: the card is on screen and may hold a command. */
+  onCard(profileId: string, text: string): void {
+    if (this.target()?.profileId !== profileId) return;
+    const line = text.trim();
+    if (line) this.avatar.speak(line);
+  }
+
   onTts(state: string): void {
     this.ttsSpeaking = state === 'started';
   }
