@@ -17,9 +17,11 @@ fn seeded(url: &str) -> (tempfile::TempDir, String) {
     let store = hermes_store::Store::open_in(dir.path()).unwrap();
     let conv = store.conversation_for_adapter(&p.id).unwrap();
     let t0 = hermes_store::now_ms() - 2_000_000;
+    // `HERMES_BENCH_HISTORY=N` (diagnosis, with `HERMES_BENCH_PART=memory`): N stored messages instead of 1,000
+    let n: i64 = std::env::var("HERMES_BENCH_HISTORY").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
     store
         .atomically(|s| {
-            for i in 0..1000 {
+            for i in 0..n {
                 let dir = if i % 2 == 0 { hermes_store::Direction::Out } else { hermes_store::Direction::In };
                 let text = format!(
                     "History message {i}: **markdown** with `code`, a [link](https://example.com/{i}) and some text to wrap across the bubble width."
