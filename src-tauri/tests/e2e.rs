@@ -91,6 +91,30 @@ fn data_with_profile(name: &str, url: &str, token: &str) -> (tempfile::TempDir, 
     data_with(name, url, token, hermes_store::Dialect::Adapter)
 }
 
+/// Two adapter agents on `agent`, "Lab agent" listed first and "Second agent" below it.
+fn two_agents(agent: &Agent) -> tempfile::TempDir {
+    let (data, _) = data_with_profile("Lab agent", &agent.url(), TOKEN);
+    wd::profile_with_token(data.path(), "Second agent", &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
+    data
+}
+
+/// The app on `data`, its composer on screen. Dropping it ends the WebDriver session, then the driver.
+struct Launched {
+    s: Session,
+    _driver: Driver,
+}
+
+fn launch(data: &Path) -> Launched {
+    let driver = Driver::start(data);
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    Launched { s, _driver: driver }
+}
+
+/// Script bodies returning the sidebar row of the first / second agent's conversation.
+const FIRST_ROW: &str = "return document.querySelectorAll('.profile')[0].querySelector('.conv-btn')";
+const SECOND_ROW: &str = "return document.querySelectorAll('.profile')[1].querySelector('.conv-btn')";
+
 fn data_with(name: &str, url: &str, token: &str, dialect: hermes_store::Dialect) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let p = wd::profile_with_token(dir.path(), name, url, token, dialect, None);
@@ -435,10 +459,8 @@ fn e2e_draft_survives_a_restart() {
     let (data, _) = data_with_profile("Draft agent", &agent.url(), TOKEN);
     let draft = "a thought I had not finished — with a second line\nand unicode ✓";
     {
-        let driver = Driver::start(data.path());
-        let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-        s.wait("composer", 20, "return !!document.getElementById('composer-input')");
-        type_text(&s, draft);
+        let app = launch(data.path());
+        type_text(&app.s, draft);
         // saved shortly after the typing stops (the debounce)
         let store = hermes_store::Store::open_in(data.path()).unwrap();
         let t = Instant::now();
@@ -451,18 +473,14 @@ fn e2e_draft_survives_a_restart() {
             assert!(t.elapsed() < Duration::from_secs(10), "the draft was never saved");
             std::thread::sleep(Duration::from_millis(50));
         }
-        drop(s);
-        drop(driver);
+        drop(app);
     }
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    s.wait(
+    let app = launch(data.path());
+    app.s.wait(
         "the draft back in the composer",
         20,
         &format!("const t=document.getElementById('composer-input'); return !!t && t.value === {}", json!(draft)),
     );
-    drop(s);
-    drop(driver);
 }
 
 /// A reply that arrives in a conversation not on screen is counted in the sidebar until that conversation is opened.
@@ -472,14 +490,12 @@ fn e2e_unread_badge() {
         return;
     }
     let agent = Agent::start(None);
-    let (data, _) = data_with_profile("Lab agent", &agent.url(), TOKEN);
-    wd::profile_with_token(data.path(), "Second agent", &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
+    let data = two_agents(&agent);
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     s.wait("composer", 20, "return !!document.getElementById('composer-input')");
     s.wait("no banner", 20, "return !document.querySelector('.banner')");
-    let first = "return document.querySelectorAll('.profile')[0].querySelector('.conv-btn')";
-    let second = "return document.querySelectorAll('.profile')[1].querySelector('.conv-btn')";
+    let (first, second) = (FIRST_ROW, SECOND_ROW);
     s.wait(
         "the first agent open",
         10,
@@ -536,10 +552,8 @@ fn e2e_unread_survives_a_restart() {
         return;
     }
     let agent = Agent::start(None);
-    let (data, _) = data_with_profile("Lab agent", &agent.url(), TOKEN);
-    wd::profile_with_token(data.path(), "Second agent", &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
-    let first = "return document.querySelectorAll('.profile')[0].querySelector('.conv-btn')";
-    let second = "return document.querySelectorAll('.profile')[1].querySelector('.conv-btn')";
+    let data = two_agents(&agent);
+    let (first, second) = (FIRST_ROW, SECOND_ROW);
     let badge_is = |n: &str| {
         format!(
             "const b = (() => {{ {second} }})(); const n = b && b.querySelector('.badge [aria-hidden]'); return !!n && n.textContent.trim() === {}",
@@ -559,9 +573,8 @@ fn e2e_unread_survives_a_restart() {
         }
     };
     {
-        let driver = Driver::start(data.path());
-        let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-        s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+        let app = launch(data.path());
+        let s = &app.s;
         s.wait("no banner", 20, "return !document.querySelector('.banner')");
         // send to the second agent, and go back to the first before its reply can arrive
         s.exec(&format!("(() => {{ {second} }})().click()"), json!([]));
@@ -571,24 +584,22 @@ fn e2e_unread_survives_a_restart() {
             &format!("return (() => {{ {second} }})().getAttribute('aria-current') === 'page'"),
         );
         s.wait("connected", 20, "return !document.querySelector('.banner')");
-        type_text(&s, "count me after a restart");
+        type_text(s, "count me after a restart");
         s.exec(
             &format!("document.querySelector('.composer button.send').click(); (() => {{ {first} }})().click();"),
             json!([]),
         );
         s.wait("the second agent's row counts the reply", 15, &badge_is("1"));
         wait_store(1, "the reply counted unread");
-        drop(s);
-        drop(driver);
+        drop(app);
     }
     {
-        let driver = Driver::start(data.path());
-        let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-        s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+        let app = launch(data.path());
+        let s = &app.s;
         s.wait("the count kept across the restart", 10, &badge_is("1"));
         s.screenshot(&wd::screens().join("13c-unread-after-restart.png"));
         s.exec(&format!("(() => {{ {second} }})().click()"), json!([]));
-        body_has(&s, "You said: count me after a restart", 10);
+        body_has(s, "You said: count me after a restart", 10);
         s.wait(
             "the new-messages line above the reply",
             5,
@@ -597,16 +608,12 @@ fn e2e_unread_survives_a_restart() {
         );
         s.wait("read", 5, &format!("return !(() => {{ {second} }})().querySelector('.badge')"));
         wait_store(0, "opened, so read");
-        drop(s);
-        drop(driver);
+        drop(app);
     }
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    let app = launch(data.path());
+    let s = &app.s;
     s.wait("both agents listed", 10, &format!("return !!(() => {{ {second} }})()"));
     assert_eq!(s.exec(&format!("return !!(() => {{ {second} }})().querySelector('.badge')"), json!([])), json!(false));
-    drop(s);
-    drop(driver);
 }
 
 #[test]
