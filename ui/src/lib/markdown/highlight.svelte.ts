@@ -33,7 +33,8 @@ function idle(fn: () => void, timeout: number) {
   else setTimeout(fn, 16);
 }
 
-/** Compile `grammar` now: hljs does it on the grammar's first use (1–15 ms each in V8, CSS the longest). */
+/** Compile `grammar` now: hljs does it on the grammar's first use (0.5–8 ms each in JavaScriptCore, CSS the longest:
+ *  bench/tools/hljs-compile-cost.py). */
 function compile(engine: typeof Engine, grammar: string) {
   if (ready[grammar]) return;
   engine.highlight('x', grammar);
