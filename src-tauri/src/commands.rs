@@ -412,8 +412,16 @@ pub(crate) fn history_of(
         state.cursors.lock()?.insert(last.id.clone(), next);
     }
     let has_more = page.next.is_some();
+    // the cards of the same stretch of time: from this page's oldest message (from the start when it is the last page)
+    // up to the newer page's oldest message (no bound on the first page)
+    let from = if has_more { page.messages.last().map(|m| m.created_at) } else { None };
+    let cards = s
+        .cards_between(conversation_id, from, cursor.map(|c| c.created_at))?
+        .into_iter()
+        .map(crate::ipc::StoredCard::from)
+        .collect();
     let messages = page.messages.into_iter().map(|m| stored_message(state, &s, m)).collect();
-    Ok(HistoryPage { messages, has_more })
+    Ok(HistoryPage { messages, has_more, cards })
 }
 
 #[tauri::command(async)]

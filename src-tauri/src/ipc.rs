@@ -186,6 +186,57 @@ pub struct StoredMessage {
 pub struct HistoryPage {
     pub messages: Vec<StoredMessage>,
     pub has_more: bool,
+    /// The agent's cards shown in the same stretch of time as `messages` (oldest first; after the newest message too).
+    pub cards: Vec<StoredCard>,
+}
+
+/// A card (A-12..A-17) as kept in the history, with its outcome once it has one.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredCard {
+    pub id: String,
+    pub kind: String,
+    pub text: String,
+    pub options: Vec<hermes_protocol::adapter::PromptOption>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub command: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub timeout_seconds: Option<u32>,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub done: Option<CardOutcome>,
+}
+
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct CardOutcome {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub option_id: Option<String>,
+    pub expired: bool,
+}
+
+impl From<hermes_store::Card> for StoredCard {
+    fn from(c: hermes_store::Card) -> Self {
+        StoredCard {
+            id: c.id,
+            kind: c.kind,
+            text: c.text,
+            // what the store kept is what the agent sent, already checked once: a damaged row shows no buttons
+            options: serde_json::from_value(c.options).unwrap_or_default(),
+            command: c.command,
+            description: c.description,
+            timeout_seconds: c.timeout_seconds.and_then(|t| u32::try_from(t).ok()),
+            created_at: iso(c.created_at),
+            done: c.done.map(|d| CardOutcome { option_id: d.option_id, expired: d.expired }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -616,6 +616,54 @@ fn e2e_unread_survives_a_restart() {
     assert_eq!(s.exec(&format!("return !!(() => {{ {second} }})().querySelector('.badge')"), json!([])), json!(false));
 }
 
+/// Cards are kept with the conversation: after a restart an approval card is still in the history, still answerable,
+/// and the agent's outcome is kept for the next restart.
+#[test]
+fn e2e_card_survives_a_restart() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start(None);
+    let (data, _) = data_with_profile("Card agent", &agent.url(), TOKEN);
+    let allow = "[...document.querySelectorAll('article.card button')].find(b => b.innerText.includes('Allow once'))";
+    {
+        let app = launch(data.path());
+        app.s.wait("connected", 20, "return !document.querySelector('.banner')");
+        type_and_send(&app.s, "/approve");
+        app.s.wait("card", 15, &format!("return !!{allow}"));
+        // kept by the shell as it arrived
+        let store = hermes_store::Store::open_in(data.path()).unwrap();
+        let conv = store.conversations(&store.profiles().unwrap()[0].id).unwrap().remove(0);
+        let t = Instant::now();
+        while store.cards_between(&conv.id, None, None).unwrap().is_empty() {
+            assert!(t.elapsed() < Duration::from_secs(10), "the card was never stored");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    {
+        let app = launch(data.path());
+        let s = &app.s;
+        s.wait(
+            "the waiting card back, with its command and buttons",
+            15,
+            &format!(
+                "const b = {allow}; return !!b && !b.disabled &&
+                 document.querySelector('article.card pre.command')?.innerText.includes('rm -rf ./build')"
+            ),
+        );
+        s.wait("connected", 20, "return !document.querySelector('.banner')");
+        s.screenshot(&wd::screens().join("03b-card-after-restart.png"));
+        s.exec(&format!("{allow}.click()"), json!([]));
+        s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");
+    }
+    let app = launch(data.path());
+    app.s.wait(
+        "the outcome kept",
+        15,
+        "const o = document.querySelector('article.card .outcome'); return !!o && o.innerText.includes('Allow once')",
+    );
+}
+
 #[test]
 fn e2e_access_denied() {
     if !enabled() {

@@ -421,6 +421,7 @@ export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
  * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
  */
 export type AvatarWindowClosed = { label: string }
+export type CardOutcome = { optionId?: string | null; expired: boolean }
 export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null; 
 /**
  * The composer's unsent text in it (listed conversations only).
@@ -530,7 +531,11 @@ export type FileInfo = { path: string; name: string; size: number; mime?: string
  * Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
  */
 durationMs?: number | null }
-export type HistoryPage = { messages: StoredMessage[]; hasMore: boolean }
+export type HistoryPage = { messages: StoredMessage[]; hasMore: boolean; 
+/**
+ * The agent's cards shown in the same stretch of time as `messages` (oldest first; after the newest message too).
+ */
+cards: StoredCard[] }
 export type JsonValue = null | boolean | number | string | JsonValue[] | Partial<{ [key in string]: JsonValue }>
 export type KeychainInfo = { available: boolean; detail?: string | null }
 /**
@@ -578,6 +583,10 @@ style?: string | null }
 export type PushToTalk = { pressed: boolean }
 export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; createdAt: string }
 export type SendResult = { id?: string | null }
+/**
+ * A card (A-12..A-17) as kept in the history, with its outcome once it has one.
+ */
+export type StoredCard = { id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeoutSeconds?: number | null; createdAt: string; done?: CardOutcome | null }
 export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; createdAt: string; attachments: Attachment[] }
 /**
  * Read-aloud started / ended / was stopped (drives the avatar's `speaking` state).

@@ -340,6 +340,7 @@ impl Engine {
         let _ = tokio::fs::create_dir_all(&self.cfg.media_dir).await;
         files::clean_partials(&self.cfg.media_dir).await;
         self.load_outbox();
+        self.load_waiting_cards();
         let mut ws: Option<Ws> = None;
         let mut connecting: Option<Connecting> = None;
         // One timer for the session's deadline, moved when the deadline moves (not a new timer every turn).
@@ -829,6 +830,13 @@ impl Engine {
         }
         let _ = tokio::fs::remove_dir_all(&tmp).await;
         Ok(first)
+    }
+
+    /// Cards still waiting from before this start (the store keeps them): answerable again.
+    fn load_waiting_cards(&mut self) {
+        for (id, options) in self.persist.waiting_cards() {
+            self.session.restore_card(&id, options);
+        }
     }
 
     fn load_outbox(&mut self) {

@@ -63,6 +63,11 @@ pub trait Persist: Send + 'static {
     fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String>;
     /// Every event, for history (messages, media index). Default: nothing.
     fn record(&mut self, _event: &Event) {}
+    /// Cards shown before this start that still wait for an answer (loaded at start, so they can be answered).
+    /// Default: none.
+    fn waiting_cards(&mut self) -> Vec<(String, Vec<hermes_protocol::adapter::PromptOption>)> {
+        Vec::new()
+    }
 }
 
 /// An in-memory outbox (no durability).

@@ -7,8 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use hermes_protocol::Event;
 use hermes_store::{
-    Assembly, Delivery, Direction, MediaEntry, MediaOrigin, Message, MessageError, NewOutboxEntry, OutboxKind, Store,
-    now_ms,
+    Assembly, Card, Delivery, Direction, MediaEntry, MediaOrigin, Message, MessageError, NewOutboxEntry, OutboxKind,
+    Store, now_ms,
 };
 use sha2::{Digest as _, Sha256};
 use tracing::warn;
@@ -139,6 +139,14 @@ impl StorePersist {
 }
 
 impl Persist for StorePersist {
+    fn waiting_cards(&mut self) -> Vec<(String, Vec<hermes_protocol::adapter::PromptOption>)> {
+        let cards = self.with(|s| s.cards_waiting(&self.default_conversation, now_ms())).unwrap_or_else(|e| {
+            warn!(%e, "could not load the waiting cards");
+            Vec::new()
+        });
+        cards.into_iter().map(|c| (c.id, serde_json::from_value(c.options).unwrap_or_default())).collect()
+    }
+
     fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String> {
         let payload = serde_json::to_value(rec).map_err(err)?;
         let kind = match rec.payload.kind() {
@@ -225,6 +233,25 @@ impl Persist for StorePersist {
                 Ok(())
             }
             Event::Media { .. } => self.incoming_media(event),
+            // Cards are the adapter's (A-12..A-17): its one conversation. Kept with their outcome, so the history shows
+            // them after a restart and one still waiting can be answered then.
+            Event::Prompt { id, kind, text, options, command, description, timeout_seconds } => self.with(|s| {
+                s.card_insert(&Card {
+                    conversation_id: self.default_conversation.clone(),
+                    id: id.clone(),
+                    kind: kind.clone(),
+                    text: text.clone(),
+                    options: serde_json::to_value(options).unwrap_or_default(),
+                    command: command.clone(),
+                    description: description.clone(),
+                    timeout_seconds: timeout_seconds.map(|t| i64::try_from(t).unwrap_or(i64::MAX)),
+                    created_at: now_ms(),
+                    done: None,
+                })
+            }),
+            Event::PromptDone { prompt_id, option_id, expired } => {
+                self.with(|s| s.card_done(&self.profile_id, prompt_id, option_id.as_deref(), *expired))
+            }
             Event::Error { code, text, id: Some(id) } => self.with(|s| {
                 if s.message_get(id)?.is_some() {
                     s.message_set_error(id, Some(&MessageError { code: code.clone(), text: text.clone() }))?;
@@ -237,5 +264,60 @@ impl Persist for StorePersist {
         if let Err(e) = res {
             warn!(%e, "could not record an event");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hermes_protocol::adapter::PromptOption;
+    use hermes_store::{CardDone, Dialect, NewProfile};
+
+    #[test]
+    fn cards_and_their_outcome_are_recorded_with_the_conversation() {
+        let store = Store::open_in_memory().unwrap();
+        let p = store
+            .profile_create(&NewProfile {
+                name: "p".into(),
+                url: "ws://127.0.0.1:1".into(),
+                dialect: Dialect::Adapter,
+                v3_user_id: None,
+                allow_insecure_ws: false,
+                avatar_url: None,
+            })
+            .unwrap();
+        let c = store.conversation_for_adapter(&p.id).unwrap();
+        let store = Arc::new(Mutex::new(store));
+        let mut rec = StorePersist::new(store.clone(), &p.id, &c.id, Path::new("/nonexistent"));
+        let prompt = Event::Prompt {
+            id: "k1".into(),
+            kind: "exec_approval".into(),
+            text: "Run it?".into(),
+            options: vec![PromptOption {
+                id: "once".into(),
+                label: "Allow once".into(),
+                style: Some("primary".into()),
+            }],
+            command: Some("make clean".into()),
+            description: None,
+            timeout_seconds: Some(300),
+        };
+        rec.record(&prompt);
+        rec.record(&prompt); // a repeated frame: still one card
+        {
+            let s = store.lock().unwrap();
+            let cards = s.cards_between(&c.id, None, None).unwrap();
+            assert_eq!(cards.len(), 1);
+            assert_eq!(cards[0].command.as_deref(), Some("make clean"));
+            assert_eq!(cards[0].options[0]["id"], "once");
+            assert_eq!(cards[0].timeout_seconds, Some(300));
+            assert_eq!(cards[0].done, None);
+        }
+        rec.record(&Event::PromptDone { prompt_id: "k1".into(), option_id: Some("once".into()), expired: false });
+        let s = store.lock().unwrap();
+        assert_eq!(
+            s.card_get(&c.id, "k1").unwrap().unwrap().done,
+            Some(CardDone { option_id: Some("once".into()), expired: false })
+        );
     }
 }

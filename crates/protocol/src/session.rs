@@ -700,6 +700,12 @@ impl Session {
         self.outbox.remove(id).is_some()
     }
 
+    /// A card shown before this session (kept by the app across a restart, still waiting): it can be answered again.
+    /// The agent, which validates answers, closes it with `prompt_done` (expired when it no longer knows it, A-16).
+    pub fn restore_card(&mut self, id: &str, options: Vec<PromptOption>) {
+        self.cards.entry(id.to_string()).or_insert(Card { options, answered: false });
+    }
+
     /// answer a card. Exactly one frame; never a chat message.
     pub fn answer_prompt(
         &mut self,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use hermes_protocol::adapter::Device;
+use hermes_protocol::adapter::{Device, PromptOption};
 use hermes_protocol::media::{MIB, UpMediaMeta};
 use hermes_protocol::v3::MediaDescriptor;
 use hermes_protocol::{Config, Dialect, Direction, DownloadSource, Event, Io, Outgoing, Session};
@@ -738,6 +738,23 @@ fn a13_an_answer_is_exactly_one_prompt_frame_never_a_text_frame() {
     // a second answer is refused and sends nothing
     assert!(s.answer_prompt("5f6a…", Some("c0"), None).is_err());
     assert_eq!(ios(&mut s, t0), vec![]);
+}
+
+#[test]
+fn a13_a_card_restored_from_before_a_restart_can_be_answered_once() {
+    let t0 = Instant::now();
+    let mut s = adapter_ready(json!({}), t0);
+    assert!(s.answer_prompt("k1", Some("once"), None).is_err(), "unknown before it is restored");
+    let opt = |id: &str| PromptOption { id: id.into(), label: id.into(), style: None };
+    s.restore_card("k1", vec![opt("once"), opt("deny")]);
+    assert!(s.answer_prompt("k1", Some("sometimes"), None).is_err(), "A-15 still holds: its own options only");
+    s.answer_prompt("k1", Some("once"), None).unwrap();
+    assert_eq!(json_of(&ios(&mut s, t0)[0]), json!({"t":"prompt","prompt_id":"k1","option_id":"once"}));
+    assert!(s.answer_prompt("k1", Some("deny"), None).is_err(), "answered");
+    // restoring it again (another load) does not reopen it
+    s.restore_card("k1", vec![opt("once")]);
+    assert!(s.answer_prompt("k1", Some("once"), None).is_err());
+    assert_eq!(events(&mut s), vec![], "no event: the UI already shows it from the history");
 }
 
 #[test]

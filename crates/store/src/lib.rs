@@ -10,6 +10,7 @@
 //! Tokens are never stored here: profiles carry only a `has_token` flag, the secret lives in the
 //! OS keychain under [`Profile::keychain_account`].
 
+mod cards;
 mod conversations;
 mod drafts;
 mod error;

@@ -173,8 +173,29 @@ UPDATE conversations SET read_upto = COALESCE((SELECT MAX(seq) FROM messages WHE
 CREATE INDEX messages_incoming ON messages(conversation_id) WHERE direction = 'in';
 "#;
 
+/// Version 4: the agent's cards (approval and question prompts, A-12..A-17) with their outcome, so that the history
+/// shows them after a restart and a card still waiting for an answer can be answered then. Keyed by conversation and
+/// the agent's prompt id (two agents may use the same ids).
+const V4: &str = r#"
+CREATE TABLE cards (
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    id              TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    text            TEXT NOT NULL,
+    options         TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(options)),
+    command         TEXT,
+    description     TEXT,
+    timeout_seconds INTEGER,
+    created_at      INTEGER NOT NULL,
+    done_option     TEXT,
+    done_expired    INTEGER CHECK (done_expired IN (0, 1)),
+    PRIMARY KEY (conversation_id, id)
+) STRICT;
+CREATE INDEX cards_by_time ON cards(conversation_id, created_at);
+"#;
+
 /// SQL of every migration, in order; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 /// The schema version this build creates and understands.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

@@ -213,6 +213,33 @@ pub struct Conversation {
     pub last_preview: Option<String>,
 }
 
+/// A card the agent showed (approval or question, A-12..A-17), as kept with its conversation (schema v4).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Card {
+    pub conversation_id: String,
+    /// The agent's prompt id.
+    pub id: String,
+    /// `exec_approval`, `clarify`, …
+    pub kind: String,
+    pub text: String,
+    /// The buttons as the agent sent them (a JSON array of `{id, label, style}`).
+    pub options: serde_json::Value,
+    pub command: Option<String>,
+    pub description: Option<String>,
+    pub timeout_seconds: Option<i64>,
+    /// When it was shown (ms).
+    pub created_at: i64,
+    /// Its outcome (`prompt_done`), `None` while it waits.
+    pub done: Option<CardDone>,
+}
+
+/// How a card ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CardDone {
+    pub option_id: Option<String>,
+    pub expired: bool,
+}
+
 /// An error attached to a message (e.g. the agent failed).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]

@@ -59,6 +59,13 @@ const FIXTURES: &[&str] = &[
            (9004, 'fx-m34', 'fx-c3', 'r3', 'in', 'unread two', 'final', 0, NULL, 5400, 5400);
     UPDATE conversations SET read_upto = 9001 WHERE id = 'fx-c3';
     "#,
+    // v4
+    r#"
+    INSERT INTO cards (conversation_id, id, kind, text, options, command, description, timeout_seconds, created_at,
+                       done_option, done_expired)
+    VALUES ('fx-c3', 'k1', 'exec_approval', 'Run it?', '[{"id":"once","label":"Allow once"}]', 'make', NULL, 300,
+            5500, 'once', 0);
+    "#,
 ];
 
 /// Verifies, through the public API at the latest version, the data of fixture `version`.
@@ -93,6 +100,12 @@ fn check_fixture(s: &Store, version: usize) {
             assert_eq!(s.unread_count("fx-c3").expect("unread"), 2);
             s.mark_read("fx-c3").expect("mark read");
             assert_eq!(s.unread_count("fx-c3").expect("unread"), 0);
+        }
+        4 => {
+            let k = s.card_get("fx-c3", "k1").expect("card").expect("kept");
+            assert_eq!(k.command.as_deref(), Some("make"));
+            assert_eq!(k.options[0]["label"], "Allow once");
+            assert_eq!(k.done, Some(CardDone { option_id: Some("once".into()), expired: false }));
         }
         v => panic!("no check for fixture version {v}"),
     }

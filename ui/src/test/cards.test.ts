@@ -115,3 +115,60 @@ describe('clarify and generic cards', () => {
     expect(ipc.commands('prompt')[0]).toMatchObject({ prompt_id: 'g1', option_id: 'y' });
   });
 });
+
+describe('cards in the history (kept by the store)', () => {
+  const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+  const msg = (id: string, direction: 'in' | 'out', text: string, msAgo: number) => ({
+    id,
+    direction,
+    text,
+    final: true,
+    state: direction === 'in' ? ('received' as const) : ('delivered' as const),
+    createdAt: iso(msAgo),
+    attachments: [],
+  });
+  const options = [
+    { id: 'approve', label: 'Approve', style: 'primary' },
+    { id: 'deny', label: 'Deny', style: 'danger' },
+  ];
+
+  it('show in time order with their outcome, and one still waiting can be answered after a restart', async () => {
+    const history = {
+      messages: [msg('m1', 'out', 'clean up please', 600_000), msg('m2', 'in', 'done cleaning', 300_000), msg('m3', 'out', 'now build it', 60_000)],
+      hasMore: false,
+      cards: [
+        { id: 'old', kind: 'exec_approval', text: 'Run the cleanup?', options, command: 'rm -rf build/', timeoutSeconds: 300, createdAt: iso(500_000), done: { optionId: 'approve', expired: false } },
+        { id: 'now', kind: 'exec_approval', text: 'Run the build?', options, command: 'cargo build', timeoutSeconds: 300, createdAt: iso(30_000) },
+      ],
+    };
+    const ipc = await renderApp({ history });
+    await ready(ipc);
+    await waitFor(() => expect(document.querySelectorAll('article[aria-label="Approval needed"]')).toHaveLength(2));
+    const cards = [...document.querySelectorAll('article[aria-label="Approval needed"]')] as HTMLElement[];
+    // in time order among the messages
+    const order = [...document.querySelectorAll('[data-message-id], article')].map((e) =>
+      e.getAttribute('data-message-id') ?? e.textContent?.match(/Run the \w+/)?.[0],
+    );
+    expect(order.filter(Boolean)).toEqual(['m1', 'Run the cleanup', 'm2', 'm3', 'Run the build']);
+    expect(cards[0].textContent).toContain('Answered: Approve');
+    expect([...cards[0].querySelectorAll('button')].some((b) => b.textContent?.trim() === 'Approve')).toBe(false);
+    // the waiting one: its countdown goes on from when it was shown, and an answer goes to the agent
+    const approve = [...cards[1].querySelectorAll('button')].find((b) => b.textContent?.trim() === 'Approve') as HTMLButtonElement;
+    expect(approve.disabled).toBe(false);
+    await fireEvent.click(approve);
+    expect(ipc.commands('prompt')).toEqual([{ cmd: 'prompt', prompt_id: 'now', option_id: 'approve', text: undefined }]);
+  });
+
+  it('a waiting card whose time ran out while the app was closed shows as expired', async () => {
+    const history = {
+      messages: [msg('m1', 'out', 'deploy', 900_000)],
+      hasMore: false,
+      cards: [{ id: 'late', kind: 'exec_approval', text: 'Deploy now?', options, timeoutSeconds: 300, createdAt: iso(600_000) }],
+    };
+    const ipc = await renderApp({ history });
+    await ready(ipc);
+    const c = await card();
+    expect(await within(c).findByText('Expired')).toBeInTheDocument();
+    expect(within(c).getByRole('button', { name: 'Approve' })).toBeDisabled();
+  });
+});

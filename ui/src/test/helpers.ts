@@ -67,7 +67,7 @@ export function setupIpc(opts: IpcOptions = {}) {
       case 'list_conversations':
         return (opts.conversations ?? [CONV]).filter((c) => c.profileId === args.profileId);
       case 'history':
-        return opts.history ?? { messages: [], hasMore: false };
+        return opts.history ?? { messages: [], hasMore: false, cards: [] };
       case 'connect': {
         const ch = args.onEvent as { id: number };
         channelId = ch.id;

@@ -75,6 +75,7 @@ describe('unread counts kept across restarts', () => {
         stored('h5', 'in', 'second unread answer', 5),
       ],
       hasMore: false,
+      cards: [],
     };
     const ipc = await renderApp({ profiles: [V3], conversations: [ONE, { ...TWO, unread: 2 }], history });
     await ready(ipc);

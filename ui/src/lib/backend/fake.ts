@@ -450,7 +450,7 @@ export class FakeBackend implements Backend {
   }
 
   async history(conversationId: string): Promise<HistoryPage> {
-    return { messages: this.stored.get(conversationId) ?? [], hasMore: false };
+    return { messages: this.stored.get(conversationId) ?? [], hasMore: false, cards: [] };
   }
 
   async search(query: string): Promise<SearchHit[]> {

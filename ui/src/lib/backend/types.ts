@@ -28,6 +28,7 @@ export type {
   PromptOption,
   SearchHit,
   SendResult,
+  StoredCard,
   StoredMessage,
 } from '../../bindings';
 

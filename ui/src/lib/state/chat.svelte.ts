@@ -8,10 +8,12 @@ import type {
   EngineEvent,
   EventOf,
   FileInfo,
+  HistoryPage,
   MessageError,
   MessageState,
   Profile,
   PromptOption,
+  StoredCard,
   StoredMessage,
 } from '../backend/types';
 import type { VoiceClip, VoiceSendTo } from '../backend/voice';
@@ -86,6 +88,29 @@ export function fromStored(m: StoredMessage): MessageItem {
     createdAt: parseTime(m.createdAt),
     attachments: m.attachments ?? [],
   };
+}
+
+/** A card from the history (its outcome included; one still waiting can be answered). */
+export function fromStoredCard(c: StoredCard): CardItem {
+  return {
+    type: 'card',
+    id: c.id,
+    kind: c.kind,
+    text: c.text,
+    options: c.options,
+    command: c.command,
+    description: c.description,
+    timeoutSeconds: c.timeoutSeconds,
+    createdAt: parseTime(c.createdAt),
+    done: c.done ? { optionId: c.done.optionId, expired: c.done.expired } : undefined,
+    answering: null,
+  };
+}
+
+/** A history page's messages and cards, oldest first. */
+function storedItems(page: HistoryPage): (MessageItem | CardItem)[] {
+  const items: (MessageItem | CardItem)[] = [...page.messages.map(fromStored), ...(page.cards ?? []).map(fromStoredCard)];
+  return items.sort((a, b) => a.createdAt - b.createdAt);
 }
 
 /** The messages of one conversation, as shown. */
@@ -307,12 +332,12 @@ export class ProfileSession {
     try {
       const page = await this.backend.history(conversationId, HISTORY_PAGE);
       markOnce('hermes:history-loaded');
-      const stored = page.messages.map(fromStored).sort((a, b) => a.createdAt - b.createdAt);
+      const stored = storedItems(page);
       const known = new Set(tl.items.map((i) => i.id));
       // Live items that arrived while loading stay after the stored ones.
       tl.items = [...stored.filter((m) => !known.has(m.id)), ...tl.items];
       tl.hasMore = page.hasMore;
-      if (stored.some((m) => m.direction === 'in')) this.gotReply = true;
+      if (stored.some((m) => m.type === 'message' && m.direction === 'in')) this.gotReply = true;
       tl.loadError = null;
     } catch (e) {
       tl.loadError = toBackendError(e).message;
@@ -330,10 +355,7 @@ export class ProfileSession {
     try {
       const page = await this.backend.history(conversationId, HISTORY_PAGE, first?.id);
       const known = new Set(tl.items.map((i) => i.id));
-      const older = page.messages
-        .map(fromStored)
-        .filter((m) => !known.has(m.id))
-        .sort((a, b) => a.createdAt - b.createdAt);
+      const older = storedItems(page).filter((m) => !known.has(m.id));
       tl.items.unshift(...older);
       tl.hasMore = page.hasMore;
       return older.length;
