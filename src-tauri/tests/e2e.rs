@@ -98,6 +98,15 @@ fn two_agents(agent: &Agent) -> tempfile::TempDir {
     data
 }
 
+/// Polls `ok` (the store, a file…) every 50 ms until it holds; fails after 10 s with `what`.
+fn until(what: &str, mut ok: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !ok() {
+        assert!(t.elapsed() < Duration::from_secs(10), "never: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// The app on `data`, its composer on screen. Dropping it ends the WebDriver session, then the driver.
 struct Launched {
     s: Session,
@@ -463,16 +472,13 @@ fn e2e_draft_survives_a_restart() {
         type_text(&app.s, draft);
         // saved shortly after the typing stops (the debounce)
         let store = hermes_store::Store::open_in(data.path()).unwrap();
-        let t = Instant::now();
-        while store
-            .conversations(&store.profiles().unwrap()[0].id)
-            .unwrap()
-            .iter()
-            .all(|c| store.draft_get(&c.id).unwrap().as_deref() != Some(draft))
-        {
-            assert!(t.elapsed() < Duration::from_secs(10), "the draft was never saved");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        until("the draft saved", || {
+            store
+                .conversations(&store.profiles().unwrap()[0].id)
+                .unwrap()
+                .iter()
+                .any(|c| store.draft_get(&c.id).unwrap().as_deref() == Some(draft))
+        });
         drop(app);
     }
     let app = launch(data.path());
@@ -565,13 +571,7 @@ fn e2e_unread_survives_a_restart() {
         let p = store.profiles().unwrap().into_iter().find(|p| p.name == "Second agent").unwrap();
         store.conversations(&p.id).unwrap().iter().map(|c| store.unread_count(&c.id).unwrap()).sum::<u32>()
     };
-    let wait_store = |want: u32, what: &str| {
-        let t = Instant::now();
-        while unread_of_second() != want {
-            assert!(t.elapsed() < Duration::from_secs(10), "{what}: the store counts {}", unread_of_second());
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
+    let wait_store = |want: u32, what: &str| until(what, || unread_of_second() == want);
     {
         let app = launch(data.path());
         let s = &app.s;
@@ -634,11 +634,7 @@ fn e2e_card_survives_a_restart() {
         // kept by the shell as it arrived
         let store = hermes_store::Store::open_in(data.path()).unwrap();
         let conv = store.conversations(&store.profiles().unwrap()[0].id).unwrap().remove(0);
-        let t = Instant::now();
-        while store.cards_between(&conv.id, None, None).unwrap().is_empty() {
-            assert!(t.elapsed() < Duration::from_secs(10), "the card was never stored");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        until("the card stored", || !store.cards_between(&conv.id, None, None).unwrap().is_empty());
     }
     {
         let app = launch(data.path());

@@ -271,21 +271,12 @@ impl Persist for StorePersist {
 mod tests {
     use super::*;
     use hermes_protocol::adapter::PromptOption;
-    use hermes_store::{CardDone, Dialect, NewProfile};
+    use hermes_store::{CardDone, NewProfile};
 
     #[test]
     fn cards_and_their_outcome_are_recorded_with_the_conversation() {
         let store = Store::open_in_memory().unwrap();
-        let p = store
-            .profile_create(&NewProfile {
-                name: "p".into(),
-                url: "ws://127.0.0.1:1".into(),
-                dialect: Dialect::Adapter,
-                v3_user_id: None,
-                allow_insecure_ws: false,
-                avatar_url: None,
-            })
-            .unwrap();
+        let p = store.profile_create(&NewProfile::adapter("p", "ws://127.0.0.1:1")).unwrap();
         let c = store.conversation_for_adapter(&p.id).unwrap();
         let store = Arc::new(Mutex::new(store));
         let mut rec = StorePersist::new(store.clone(), &p.id, &c.id, Path::new("/nonexistent"));

@@ -100,16 +100,7 @@ mod tests {
 
     fn chat() -> (Store, Profile, Conversation) {
         let s = Store::open_in_memory().unwrap();
-        let p = s
-            .profile_create(&NewProfile {
-                name: "p".into(),
-                url: "ws://127.0.0.1:1".into(),
-                dialect: Dialect::Adapter,
-                v3_user_id: None,
-                allow_insecure_ws: false,
-                avatar_url: None,
-            })
-            .unwrap();
+        let p = s.profile_create(&NewProfile::adapter("p", "ws://127.0.0.1:1")).unwrap();
         let c = s.conversation_for_adapter(&p.id).unwrap();
         (s, p, c)
     }
@@ -172,16 +163,7 @@ mod tests {
         assert_eq!(ids(s.cards_between(&c.id, Some(200), None).unwrap()), ["b", "c"]);
         assert_eq!(ids(s.cards_between(&c.id, Some(100), Some(300)).unwrap()), ["a", "b"]);
         // another profile's done for the same id leaves this one alone
-        let other = s
-            .profile_create(&NewProfile {
-                name: "q".into(),
-                url: "ws://127.0.0.1:2".into(),
-                dialect: Dialect::Adapter,
-                v3_user_id: None,
-                allow_insecure_ws: false,
-                avatar_url: None,
-            })
-            .unwrap();
+        let other = s.profile_create(&NewProfile::adapter("q", "ws://127.0.0.1:2")).unwrap();
         s.card_done(&other.id, "a", Some("once"), false).unwrap();
         assert_eq!(s.card_get(&c.id, "a").unwrap().unwrap().done, None);
         let _ = p;

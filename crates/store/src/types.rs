@@ -176,6 +176,20 @@ pub struct NewProfile {
     pub avatar_url: Option<String>,
 }
 
+impl NewProfile {
+    /// An adapter-dialect profile with nothing else set (no insecure ws, no avatar).
+    pub fn adapter(name: &str, url: &str) -> Self {
+        NewProfile {
+            name: name.into(),
+            url: url.into(),
+            dialect: Dialect::Adapter,
+            v3_user_id: None,
+            allow_insecure_ws: false,
+            avatar_url: None,
+        }
+    }
+}
+
 /// The mutable fields of a profile (dialect and device id never change).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProfileUpdate {

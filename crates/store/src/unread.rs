@@ -37,16 +37,7 @@ mod tests {
 
     fn store_with_chat() -> (Store, Conversation) {
         let s = Store::open_in_memory().unwrap();
-        let p = s
-            .profile_create(&NewProfile {
-                name: "p".into(),
-                url: "ws://127.0.0.1:1".into(),
-                dialect: Dialect::Adapter,
-                v3_user_id: None,
-                allow_insecure_ws: false,
-                avatar_url: None,
-            })
-            .unwrap();
+        let p = s.profile_create(&NewProfile::adapter("p", "ws://127.0.0.1:1")).unwrap();
         let c = s.conversation_for_adapter(&p.id).unwrap();
         (s, c)
     }
