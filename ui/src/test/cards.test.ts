@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { ready, renderApp } from './helpers';
+import { ready, renderApp, storedMessage } from './helpers';
 import type { EngineEvent } from '../lib/backend/types';
 
 const APPROVAL: EngineEvent = {
@@ -118,15 +118,7 @@ describe('clarify and generic cards', () => {
 
 describe('cards in the history (kept by the store)', () => {
   const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
-  const msg = (id: string, direction: 'in' | 'out', text: string, msAgo: number) => ({
-    id,
-    direction,
-    text,
-    final: true,
-    state: direction === 'in' ? ('received' as const) : ('delivered' as const),
-    createdAt: iso(msAgo),
-    attachments: [],
-  });
+  const msg = (id: string, direction: 'in' | 'out', text: string, msAgo: number) => storedMessage(id, direction, text, iso(msAgo));
   const options = [
     { id: 'approve', label: 'Approve', style: 'primary' },
     { id: 'deny', label: 'Deny', style: 'danger' },

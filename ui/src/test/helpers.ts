@@ -4,7 +4,7 @@ import type { InvokeArgs } from '@tauri-apps/api/core';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
-import type { AppInfo, Conversation, EngineEvent, HistoryPage, JsonValue, Profile } from '../lib/backend/types';
+import type { AppInfo, Conversation, EngineEvent, HistoryPage, JsonValue, Profile, StoredMessage } from '../lib/backend/types';
 import { AppState } from '../lib/state/app.svelte';
 
 export interface Call {
@@ -133,4 +133,9 @@ export function chatLog() {
 
 export function composer(): HTMLTextAreaElement {
   return screen.getByLabelText('Message') as HTMLTextAreaElement;
+}
+
+/** A final stored message as the shell's `history` returns it (`createdAt`: ISO time). */
+export function storedMessage(id: string, direction: 'in' | 'out', text: string, createdAt: string): StoredMessage {
+  return { id, direction, text, final: true, state: direction === 'in' ? 'received' : 'delivered', createdAt, attachments: [] };
 }

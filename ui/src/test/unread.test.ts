@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { CONV, PROFILE, chatLog, ready, renderApp } from './helpers';
+import { CONV, PROFILE, chatLog, ready, renderApp, storedMessage } from './helpers';
 
 const V3 = { ...PROFILE, dialect: 'v3' as const };
 const ONE = { ...CONV, id: 'c1', title: 'Trip plans', session: '6b2c7f2e-6b1a-4a8e-9c55-1f7b1d0e2a31' };
@@ -55,15 +55,8 @@ describe('unread counts in the sidebar', () => {
 });
 
 describe('unread counts kept across restarts', () => {
-  const stored = (id: string, direction: 'in' | 'out', text: string, minute: number) => ({
-    id,
-    direction,
-    text,
-    final: true,
-    state: direction === 'in' ? ('received' as const) : ('delivered' as const),
-    createdAt: `2024-05-01T10:${String(minute).padStart(2, '0')}:00Z`,
-    attachments: [],
-  });
+  const stored = (id: string, direction: 'in' | 'out', text: string, minute: number) =>
+    storedMessage(id, direction, text, `2024-05-01T10:${String(minute).padStart(2, '0')}:00Z`);
 
   it('the store\'s count shows at launch; opening the conversation clears it there and puts the line above the first', async () => {
     const history = {
