@@ -12,6 +12,8 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use specta::Type;
 
+use hermes_protocol::SmallString;
+
 use crate::ipc::EngineEvent;
 
 /// What an engine's UI channel carries: the engine's own events, or the tail of a streamed reply.
@@ -51,7 +53,7 @@ const TRACKED: usize = 8;
 /// The encoder of one UI channel (one engine connection): it remembers the last text sent per streaming reply.
 #[derive(Debug, Default)]
 pub struct StreamDelta {
-    sent: VecDeque<(String, String)>,
+    sent: VecDeque<(SmallString, SmallString)>,
 }
 
 impl StreamDelta {
@@ -61,9 +63,9 @@ impl StreamDelta {
         };
         let known = self.sent.iter().position(|(i, _)| *i == id).map(|p| self.sent.remove(p).expect("found").1);
         let out = match known {
-            Some(prev) if !prev.is_empty() && text.starts_with(prev.as_str()) => UiEvent::Append(MessageAppend {
+            Some(prev) if !prev.is_empty() && text.starts_with(&*prev) => UiEvent::Append(MessageAppend {
                 event: MessageAppendTag::MessageAppend,
-                id: id.clone(),
+                id: id.to_string(),
                 append: text[prev.len()..].to_string(),
                 final_,
                 reply_to,
@@ -97,14 +99,20 @@ mod tests {
     fn decode(texts: &mut std::collections::HashMap<String, String>, ev: UiEvent) -> EngineEvent {
         match ev {
             UiEvent::Engine(EngineEvent::Message { id, text, final_, reply_to, session }) => {
-                texts.insert(id.clone(), text.clone());
+                texts.insert(id.to_string(), text.to_string());
                 EngineEvent::Message { id, text, final_, reply_to, session }
             }
             UiEvent::Engine(other) => other,
             UiEvent::Append(a) => {
                 let text = format!("{}{}", texts.get(&a.id).cloned().unwrap_or_default(), a.append);
                 texts.insert(a.id.clone(), text.clone());
-                EngineEvent::Message { id: a.id, text, final_: a.final_, reply_to: a.reply_to, session: a.session }
+                EngineEvent::Message {
+                    id: a.id.into(),
+                    text: text.into(),
+                    final_: a.final_,
+                    reply_to: a.reply_to,
+                    session: a.session,
+                }
             }
         }
     }

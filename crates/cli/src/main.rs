@@ -259,12 +259,12 @@ fn print_event(ev: &Event, printed: &mut (String, usize), cards: &Cards) {
         }
         Event::Message { id, text, final_, .. } => {
             // print only what grew; a rewrite (edit) reprints the message
-            if printed.0 == *id && text.len() >= printed.1 && text.is_char_boundary(printed.1) {
+            if *id == printed.0 && text.len() >= printed.1 && text.is_char_boundary(printed.1) {
                 let _ = write!(out, "{}", &text[printed.1..]);
             } else {
                 let _ = write!(out, "\n◆ {text}");
             }
-            *printed = (id.clone(), text.len());
+            *printed = (id.to_string(), text.len());
             if *final_ {
                 let _ = writeln!(out);
                 printed.0.clear();

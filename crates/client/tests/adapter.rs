@@ -67,7 +67,7 @@ async fn a9_a10_a21_streamed_chunked_and_shuffled_replies_assemble_once() {
     let shuffled = c.final_reply().await;
     assert_eq!(chunked, shuffled, "out-of-order chunks join in index order");
     // every final message id is final exactly once
-    let finals: Vec<&String> = c
+    let finals: Vec<&hermes_protocol::SmallString> = c
         .seen
         .iter()
         .filter_map(|e| if let Event::Message { id, final_: true, .. } = e { Some(id) } else { None })
@@ -325,7 +325,8 @@ async fn a20_a_received_file_keeps_its_place_between_messages() {
         let mut order = Vec::new();
         while order.len() < 3 {
             match c.wait(5, |e| matches!(e, Event::Message { final_: true, .. } | Event::Media { .. })).await {
-                Event::Message { id, .. } | Event::Media { id, .. } => order.push(id),
+                Event::Message { id, .. } => order.push(id.to_string()),
+                Event::Media { id, .. } => order.push(id),
                 _ => unreachable!(),
             }
         }

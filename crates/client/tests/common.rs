@@ -81,7 +81,7 @@ impl Client {
 
     pub async fn final_reply(&mut self) -> String {
         match self.wait(10, |e| matches!(e, Event::Message { final_: true, .. })).await {
-            Event::Message { text, .. } => text,
+            Event::Message { text, .. } => text.into_string(),
             _ => unreachable!(),
         }
     }

@@ -25,7 +25,7 @@ async fn g3_g4_g5_g6_text_and_streamed_replies_in_our_session() {
         c.seen
             .iter()
             .find_map(|e| match e {
-                Event::Message { text, final_: true, .. } => Some(text.clone()),
+                Event::Message { text, final_: true, .. } => Some(text.to_string()),
                 _ => None,
             })
             .unwrap()

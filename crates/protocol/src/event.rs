@@ -2,6 +2,11 @@
 //!
 //! Serialised with `"event"` naming the variant: this is the public `hermes-chat --jsonl` contract (README).
 
+/// A string kept inline up to [`INLINE_BYTES`] (ids, short replies), on the heap beyond: derefs to `str`, serialises
+/// as a string. The receive hot path's events allocate nothing for a small reply (issue #4); the id bound is the reply
+/// assembler's (a UUID with a short prefix).
+pub type SmallString = smallstr::SmallString<[u8; INLINE_BYTES]>;
+pub const INLINE_BYTES: usize = 40;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -24,8 +29,11 @@ pub enum Event {
     },
     /// A reply as a whole so far (A-9, A-10, A-21; G-5, G-6): `text` is the complete text, `final` ends it.
     Message {
-        id: String,
-        text: String,
+        /// A [`SmallString`]: no allocation for the usual ids and for short replies.
+        #[cfg_attr(feature = "specta", specta(type = String))]
+        id: SmallString,
+        #[cfg_attr(feature = "specta", specta(type = String))]
+        text: SmallString,
         #[serde(rename = "final")]
         final_: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]

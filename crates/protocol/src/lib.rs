@@ -13,5 +13,5 @@ pub mod reply;
 pub mod session;
 pub mod v3;
 
-pub use event::{Command, Direction, Event};
+pub use event::{Command, Direction, Event, SmallString};
 pub use session::{Config, Dialect, DownloadSource, Io, Outgoing, Session};

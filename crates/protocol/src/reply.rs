@@ -9,6 +9,7 @@ use std::hash::BuildHasher as _;
 use smallvec::SmallVec;
 
 use crate::adapter::{DownMessage, MessageRef};
+use crate::event::SmallString;
 
 pub const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_CHUNKS: u32 = 4096;
@@ -17,8 +18,8 @@ pub const MAX_TRACKED: usize = 512;
 /// The whole text of a reply so far.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplyUpdate {
-    pub id: String,
-    pub text: String,
+    pub id: SmallString,
+    pub text: SmallString,
     pub final_: bool,
     pub reply_to: Option<String>,
     /// v3 conversation.
@@ -168,8 +169,6 @@ impl ReplyAssembler {
             r.truncated = true;
             return Err(ReplyError::TooLong { id: m.id.into_owned(), limit: MAX_REPLY_BYTES });
         }
-        r.bytes = r.bytes - old + m.text.len();
-        r.put(index, m.text.into_owned());
         if let Some(t) = total {
             r.total = Some(r.total.map_or(t, |old| old.max(t)));
         }
@@ -179,18 +178,22 @@ impl ReplyAssembler {
         if m.final_ == Some(true) {
             r.final_seen = true;
         }
-        let final_ = r.is_complete();
-        // A reply that came whole and is complete needs its text no more (nearly every short reply): the text moves
-        // into the update instead of being copied, and the reply keeps only what an edit needs (final, reply_to).
-        let text = if final_ && r.chunks.len() == 1 && r.total.is_none_or(|t| t <= 1) {
+        // A reply that comes whole and is complete with this frame (nearly every short reply) needs its text no more:
+        // the text goes straight to the update (inline when short: no allocation) and the reply keeps only what an
+        // edit needs (final, reply_to) and an empty chunk 0.
+        let only = r.chunks.is_empty() || (r.chunks.len() == 1 && r.chunks[0].0 == index);
+        let (text, final_) = if only && r.final_seen && r.total.is_none_or(|t| t <= 1) {
             r.released = true;
             r.bytes = 0;
-            std::mem::take(&mut r.chunks[0].1)
+            r.put(index, String::new());
+            (SmallString::from(m.text), true)
         } else {
             r.released = false;
-            r.text()
+            r.bytes = r.bytes - old + m.text.len();
+            r.put(index, m.text.into_owned());
+            (SmallString::from_string(r.text()), r.is_complete())
         };
-        Ok(ReplyUpdate { text, final_, reply_to: r.reply_to.clone(), session: None, id: m.id.into_owned() })
+        Ok(ReplyUpdate { text, final_, reply_to: r.reply_to.clone(), session: None, id: SmallString::from(m.id) })
     }
 
     /// A slot for a new reply: a new one while fewer than [`MAX_TRACKED`] are tracked, else the slot of the oldest
@@ -240,8 +243,8 @@ impl StreamAssembler {
         }
         self.open.insert(session.to_string(), (id.to_string(), String::new(), reply_to.clone()));
         out.push(ReplyUpdate {
-            id: id.to_string(),
-            text: String::new(),
+            id: id.into(),
+            text: SmallString::new(),
             final_: false,
             reply_to,
             session: Some(session.to_string()),
@@ -259,8 +262,8 @@ impl StreamAssembler {
         }
         acc.push_str(text);
         Ok(Some(ReplyUpdate {
-            id: id.clone(),
-            text: acc.clone(),
+            id: id.as_str().into(),
+            text: acc.as_str().into(),
             final_: false,
             reply_to: reply_to.clone(),
             session: Some(session.to_string()),
@@ -270,7 +273,13 @@ impl StreamAssembler {
     /// `stream_end`: the message is complete. No open stream → ignored.
     pub fn handle_end(&mut self, session: &str) -> Option<ReplyUpdate> {
         let (id, text, reply_to) = self.open.remove(session)?;
-        Some(ReplyUpdate { id, text, final_: true, reply_to, session: Some(session.to_string()) })
+        Some(ReplyUpdate {
+            id: id.into(),
+            text: text.into(),
+            final_: true,
+            reply_to,
+            session: Some(session.to_string()),
+        })
     }
 
     /// The connection dropped: open streams cannot continue; they end with what they have.
@@ -284,6 +293,7 @@ impl StreamAssembler {
 mod tests {
     use super::*;
     use crate::adapter::Chunk;
+    use crate::event::INLINE_BYTES;
 
     fn msg(id: &str, text: &str, chunk: Option<(u32, u32)>, edit: bool, fin: bool) -> DownMessage {
         DownMessage {
@@ -311,9 +321,9 @@ mod tests {
     fn a10_a21_edits_replace_in_place_and_final_ends() {
         let mut a = ReplyAssembler::new();
         let u = a.handle_message(msg("r1", "Counting", Some((0, 1)), true, false)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("Counting", false));
+        assert_eq!((&*u.text, u.final_), ("Counting", false));
         let u = a.handle_message(msg("r1", "Counting the answer…", Some((0, 1)), true, true)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("Counting the answer…", true));
+        assert_eq!((&*u.text, u.final_), ("Counting the answer…", true));
     }
 
     #[test]
@@ -329,23 +339,23 @@ mod tests {
     fn a10_a21_a_finished_whole_reply_can_be_edited_again_but_not_chunked() {
         let mut a = ReplyAssembler::new();
         let u = a.handle_message(msg("r1", "first answer", None, false, true)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("first answer", true));
+        assert_eq!((&*u.text, u.final_), ("first answer", true));
         // an edit replaces it whole, still final (final is sticky), as often as it comes
         let u = a.handle_message(msg("r1", "corrected answer", None, true, false)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("corrected answer", true));
+        assert_eq!((&*u.text, u.final_), ("corrected answer", true));
         let u = a.handle_message(msg("r1", "corrected again", Some((0, 1)), true, true)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("corrected again", true));
+        assert_eq!((&*u.text, u.final_), ("corrected again", true));
         // a chunk joined to it would show a fragment in its place: refused, and the reply stays editable
         assert!(matches!(
             a.handle_message(msg("r1", "more", Some((1, 2)), false, true)),
             Err(ReplyError::CameWhole { index: 1, total: 2, .. })
         ));
         let u = a.handle_message(msg("r1", "last word", None, true, true)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("last word", true));
+        assert_eq!((&*u.text, u.final_), ("last word", true));
         // a whole reply still streaming keeps its text: chunks may still join it (out of spec, but nothing is lost)
         a.handle_message(msg("r2", "part one ", None, false, false)).unwrap();
         let u = a.handle_message(msg("r2", "part two", Some((1, 2)), false, true)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("part one part two", true));
+        assert_eq!((&*u.text, u.final_), ("part one part two", true));
     }
 
     #[test]
@@ -410,11 +420,11 @@ mod tests {
         }
         assert_eq!(a.tracked(), MAX_TRACKED);
         let u = a.handle_message(msg("open", "part two", Some((1, 2)), false, true)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("part one part two", true));
+        assert_eq!((&*u.text, u.final_), ("part one part two", true));
         // the newest finished one is still known: an edit keeps it final (A-10)
         let last = format!("r{}", MAX_TRACKED * 2 - 1);
         let u = a.handle_message(msg(&last, "edited", None, true, false)).unwrap();
-        assert_eq!((u.text.as_str(), u.final_), ("edited", true));
+        assert_eq!((&*u.text, u.final_), ("edited", true));
     }
 
     #[test]
@@ -441,12 +451,41 @@ mod tests {
         s.handle_stream("s1", "one").unwrap();
         let u = s.handle_start("s1", "b", None);
         assert_eq!(u.len(), 2);
-        assert_eq!((u[0].id.as_str(), u[0].text.as_str(), u[0].final_), ("a", "one", true));
-        assert_eq!((u[1].id.as_str(), u[1].final_), ("b", false));
+        assert_eq!((&*u[0].id, &*u[0].text, u[0].final_), ("a", "one", true));
+        assert_eq!((&*u[1].id, u[1].final_), ("b", false));
         // streams in other sessions are independent
         s.handle_start("s2", "c", None);
         s.handle_stream("s2", "two").unwrap();
         assert_eq!(s.handle_end("s1").unwrap().id, "b");
         assert_eq!(s.handle_end("s2").unwrap().text, "two");
+    }
+
+    /// Issue #4: the event of a small whole reply allocates nothing (its id and text are inline); longer texts and
+    /// replies still streaming are whole and right.
+    #[test]
+    fn a9_a_small_whole_reply_is_inline_and_a_long_one_is_whole() {
+        let mut a = ReplyAssembler::new();
+        let frame = r#"{"t":"message","id":"r1","text":"hello number 7, a short reply","final":true}"#;
+        let u = a.handle(crate::adapter::decode_message_ref(frame).unwrap()).unwrap();
+        assert_eq!((&*u.id, &*u.text, u.final_), ("r1", "hello number 7, a short reply", true));
+        assert!(!u.id.spilled() && !u.text.spilled(), "a small reply's event is inline");
+        // a UUID id with a prefix still fits
+        let id = "msg_0f8fad5b-d9cb-469f-a165-70867728950e";
+        assert_eq!(id.len(), INLINE_BYTES);
+        let u = a.handle_message(msg(id, "ok", None, false, true)).unwrap();
+        assert!(!u.id.spilled());
+        // a long text is on the heap, whole; an escaped one is decoded
+        let long = "word ".repeat(100);
+        let u = a.handle_message(msg("r2", &long, None, false, true)).unwrap();
+        assert_eq!(&*u.text, long.as_str());
+        assert!(u.text.spilled());
+        let esc = r#"{"t":"message","id":"r3","text":"a\nb \"q\"","final":true}"#;
+        let u = a.handle(crate::adapter::decode_message_ref(esc).unwrap()).unwrap();
+        assert_eq!(&*u.text, "a\nb \"q\"");
+        // streaming: the text so far, then edited whole
+        let u = a.handle_message(msg("r4", "Count", None, false, false)).unwrap();
+        assert_eq!((&*u.text, u.final_), ("Count", false));
+        let u = a.handle_message(msg("r4", "Counted: 3", None, true, true)).unwrap();
+        assert_eq!((&*u.text, u.final_), ("Counted: 3", true));
     }
 }

@@ -507,8 +507,8 @@ impl Session {
             Body::Ping => self.io.push_back(Io::Send(v3::encode(&Envelope::pong()))),
             Body::Pong => {}
             Body::Text { text } => self.push_reply(ReplyUpdate {
-                id: env.id.unwrap_or_default(),
-                text,
+                id: env.id.unwrap_or_default().into(),
+                text: text.into(),
                 final_: true,
                 reply_to: env.reply_to,
                 session,

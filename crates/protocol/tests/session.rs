@@ -885,7 +885,7 @@ fn a9_a21_a_burst_of_updates_of_one_reply_is_one_event_not_n_squared_bytes() {
     let texts: Vec<(String, usize, bool)> = ev
         .iter()
         .filter_map(|e| match e {
-            Event::Message { id, text, final_, .. } => Some((id.clone(), text.len(), *final_)),
+            Event::Message { id, text, final_, .. } => Some((id.to_string(), text.len(), *final_)),
             _ => None,
         })
         .collect();
