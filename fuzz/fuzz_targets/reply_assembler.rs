@@ -99,10 +99,10 @@ fuzz_target!(|ops: Vec<Op>| {
                 let prev = open.insert(session.clone(), (id.clone(), String::new()));
                 assert_eq!(out.len(), 1 + prev.is_some() as usize);
                 if let Some((pid, ptext)) = prev {
-                    assert_eq!((&out[0].id, &out[0].text, out[0].final_), (&pid, &ptext, true));
+                    assert_eq!((&*out[0].id, &*out[0].text, out[0].final_), (pid.as_str(), ptext.as_str(), true));
                 }
                 let last = out.last().unwrap();
-                assert_eq!((&last.id, last.text.as_str(), last.final_), (&id, "", false));
+                assert_eq!((&*last.id, last.text.as_str(), last.final_), (id.as_str(), "", false));
             }
             Op::Stream { session, text } => {
                 let session = format!("s{}", session % 8);
@@ -111,7 +111,7 @@ fuzz_target!(|ops: Vec<Op>| {
                     Ok(Some(u)) => {
                         let (id, acc) = open.get_mut(&session).expect("an update only for an open stream");
                         acc.push_str(&text);
-                        assert_eq!((&u.id, &u.text, u.final_), (&*id, &*acc, false));
+                        assert_eq!((&*u.id, &*u.text, u.final_), (id.as_str(), acc.as_str(), false));
                         assert!(u.text.len() <= MAX_REPLY_BYTES);
                     }
                     Ok(None) => assert!(!open.contains_key(&session), "an open stream ignored a chunk"),
@@ -122,7 +122,9 @@ fuzz_target!(|ops: Vec<Op>| {
                 let session = format!("s{}", session % 8);
                 let out = streams.handle_end(&session);
                 match (out, open.remove(&session)) {
-                    (Some(u), Some((id, text))) => assert_eq!((u.id, u.text, u.final_), (id, text, true)),
+                    (Some(u), Some((id, text))) => {
+                        assert_eq!((&*u.id, &*u.text, u.final_), (id.as_str(), text.as_str(), true))
+                    }
                     (None, None) => {}
                     (a, b) => panic!("stream end mismatch: {a:?} vs {b:?}"),
                 }
@@ -133,7 +135,7 @@ fuzz_target!(|ops: Vec<Op>| {
                     .into_iter()
                     .map(|u| {
                         assert!(u.final_);
-                        u.id
+                        u.id.into_string()
                     })
                     .collect();
                 let mut want: Vec<String> = open.drain().map(|(_, (id, _))| id).collect();
