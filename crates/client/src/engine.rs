@@ -591,7 +591,6 @@ impl Engine {
         t: std::time::Instant,
     ) {
         match msg {
-            // The frame's buffer as it came off the socket (no copy): a small reply's event shares it.
             Some(Ok(Message::Text(text))) => self.session.handle_text(text.as_str(), t),
             Some(Ok(Message::Binary(_))) | Some(Ok(Message::Ping(_))) | Some(Ok(Message::Frame(_))) => {
                 self.session.handle_activity(t)

@@ -9,7 +9,7 @@ use std::hash::BuildHasher as _;
 use smallvec::SmallVec;
 
 use crate::adapter::{DownMessage, MessageRef};
-use crate::event::SmallString;
+use crate::event::{INLINE_BYTES, SmallString};
 
 pub const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
 pub const MAX_CHUNKS: u32 = 4096;
@@ -100,7 +100,7 @@ pub struct ReplyAssembler {
 struct Tracked {
     hash: u64,
     /// The id's bytes, inline up to 40 (a UUID with a short prefix): no allocation per reply for the usual ids.
-    id: SmallVec<[u8; 40]>,
+    id: SmallVec<[u8; INLINE_BYTES]>,
     reply: Reply,
 }
 
@@ -293,7 +293,6 @@ impl StreamAssembler {
 mod tests {
     use super::*;
     use crate::adapter::Chunk;
-    use crate::event::INLINE_BYTES;
 
     fn msg(id: &str, text: &str, chunk: Option<(u32, u32)>, edit: bool, fin: bool) -> DownMessage {
         DownMessage {
