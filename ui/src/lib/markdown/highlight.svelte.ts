@@ -2,12 +2,17 @@ import type * as Engine from './hljs-engine';
 
 /**
  * The code highlighter, loaded on first use (its own chunk: ./hljs-engine.ts). `engine` is reactive: a code block
- * shown before it has loaded shows its plain text, then the highlighted text once it is here (a few ms later; the
- * launch loads it in an idle moment anyway, see `prepareHighlighter`).
+ * shown before it has loaded shows its plain text, then the highlighted text once it is here (a few ms later). Nothing
+ * loads it before a code block needs it: until then the web process does not hold it (~2–3 MB, memory bench).
  */
 export const highlighter = $state<{ engine: typeof Engine | null }>({ engine: null });
 
 let loading: Promise<typeof Engine> | null = null;
+
+/** Whether anything has asked for the highlighter yet (its chunk is loading or loaded). */
+export function highlighterAsked(): boolean {
+  return loading !== null;
+}
 
 /** Load the highlighter (once); resolves when it can be used. If its chunk cannot load (a damaged install), code
  *  blocks stay plain text: the promise rejects, once, and is not retried. */
@@ -61,17 +66,4 @@ export function highlightNow(code: string, language: string): string | null {
     return null;
   }
   return engine.highlight(code, language);
-}
-
-/**
- * Loads the highlighter, sets up DOMPurify (on its first call) and compiles `grammar` — the typography sample's
- * (warm.ts), so that the sample lays out highlighted code. The other grammars compile when a code block first needs
- * one (`highlightNow`): compiling all twelve at launch kept ~4 MB of the web process for languages that may never be
- * shown (memory bench: 263 → 259 MB).
- */
-export function prepareHighlighter(grammar: string): Promise<void> {
-  return loadHighlighter().then(
-    (engine) => compile(engine, grammar),
-    () => {}, // (said once by loadHighlighter)
-  );
 }
