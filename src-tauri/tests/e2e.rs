@@ -648,6 +648,13 @@ fn e2e_card_survives_a_restart() {
             ),
         );
         s.wait("connected", 20, "return !document.querySelector('.banner')");
+        // the avatar asks it again in its bubble (the line came before the avatar's page had loaded)
+        s.wait(
+            "the waiting card's question in the avatar's bubble",
+            10,
+            "const d = document.querySelector('#avatar-pane iframe')?.contentDocument;
+             return !!d && (d.querySelector('.bubble-text')?.textContent ?? '').includes('run a command')",
+        );
         s.screenshot(&wd::screens().join("03b-card-after-restart.png"));
         s.exec(&format!("{allow}.click()"), json!([]));
         s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
-import { ready, renderApp, storedMessage } from './helpers';
+import { PROFILE, ready, renderApp, setupIpc, storedMessage } from './helpers';
+import { TauriBackend } from '../lib/backend/tauri';
+import { ProfileSession } from '../lib/state/chat.svelte';
 import type { EngineEvent } from '../lib/backend/types';
 
 const APPROVAL: EngineEvent = {
@@ -149,6 +151,23 @@ describe('cards in the history (kept by the store)', () => {
     expect(approve.disabled).toBe(false);
     await fireEvent.click(approve);
     expect(ipc.commands('prompt')).toEqual([{ cmd: 'prompt', prompt_id: 'now', option_id: 'approve', text: undefined }]);
+  });
+
+  it("a card still waiting after a restart is asked in the avatar's bubble again; an answered or late one is not", async () => {
+    const asked = async (cards: object[]) => {
+      setupIpc({ history: { messages: [msg('m1', 'out', 'build it', 60_000)], hasMore: false, cards } as never });
+      const lines: string[] = [];
+      const session = new ProfileSession(new TauriBackend(), PROFILE, { onCard: (text) => lines.push(text) });
+      await session.loadHistory('c1');
+      return lines;
+    };
+    const waiting = { id: 'now', kind: 'exec_approval', text: 'Run the build?', options, timeoutSeconds: 300, createdAt: iso(30_000) };
+    expect(await asked([waiting])).toEqual(['Run the build?']);
+    expect(await asked([{ ...waiting, timeoutSeconds: null }])).toEqual(['Run the build?']);
+    expect(await asked([{ ...waiting, done: { optionId: 'approve', expired: false } }])).toEqual([]);
+    expect(await asked([{ ...waiting, createdAt: iso(600_000) }])).toEqual([]); // its 5 minutes ran out
+    // not the newest thing in the conversation: the user has moved on
+    expect(await asked([{ ...waiting, createdAt: iso(120_000) }])).toEqual([]);
   });
 
   it('a waiting card whose time ran out while the app was closed shows as expired', async () => {

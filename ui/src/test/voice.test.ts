@@ -86,6 +86,40 @@ describe('avatar driver (A-28)', () => {
     expect(got.at(-1)).toEqual({ method: 'setState', arg: 'thinking' });
   });
 
+  it('a line said before the page was ready is said when it is, once, if still fresh', () => {
+    vi.useFakeTimers();
+    try {
+      const { win, got } = fakePage();
+      let frame: Window | null = null; // the iframe not loaded yet
+      const d = new AvatarDriver({ frame: () => frame, external: () => false, callExternal: () => {} });
+      d.setState('idle');
+      d.speak('Run the build?');
+      frame = win;
+      d.replay();
+      expect(got).toEqual([
+        { method: 'setState', arg: 'idle' },
+        { method: 'speak', arg: 'Run the build?' },
+      ]);
+      d.replay(); // said once
+      expect(got.filter((g) => g.method === 'speak')).toHaveLength(1);
+      // a page whose script has not run yet is no page either
+      frame = {} as Window;
+      d.speak('Soon.');
+      frame = win;
+      d.replay();
+      expect(got.at(-1)).toEqual({ method: 'speak', arg: 'Soon.' });
+      // too old by the time the page is ready
+      frame = null;
+      d.speak('An old line.');
+      vi.advanceTimersByTime(AvatarDriver.UNSENT_MAX_MS + 1);
+      frame = win;
+      d.replay();
+      expect(got.filter((g) => g.method === 'speak').map((g) => g.arg)).toEqual(['Run the build?', 'Soon.']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('derives the state: listening > speaking > agent frames > typing > idle', () => {
     const base = { protocol: 'idle', typing: false, listening: false, speaking: false };
     expect(deriveState(base)).toBe('idle');

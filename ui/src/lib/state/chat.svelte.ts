@@ -90,6 +90,11 @@ export function fromStored(m: StoredMessage): MessageItem {
   };
 }
 
+/** Whether a card still waits for an answer at `now`: no outcome, and its time (if it has one) not run out. */
+export function cardWaiting(c: CardItem, now: number): boolean {
+  return !c.done && !(c.timeoutSeconds && c.createdAt + c.timeoutSeconds * 1000 <= now);
+}
+
 /** A card from the history (its outcome included; one still waiting can be answered). */
 export function fromStoredCard(c: StoredCard): CardItem {
   return {
@@ -337,6 +342,10 @@ export class ProfileSession {
       // Live items that arrived while loading stay after the stored ones.
       tl.items = [...stored.filter((m) => !known.has(m.id)), ...tl.items];
       tl.hasMore = page.hasMore;
+      // A card from before this start that still waits for an answer is asked in the avatar's bubble, as when it came.
+      const newest = tl.items[tl.items.length - 1];
+      if (newest?.type === 'card' && stored.some((i) => i.id === newest.id) && cardWaiting(newest, Date.now()))
+        this.hooks.onCard?.(newest.text);
       if (stored.some((m) => m.type === 'message' && m.direction === 'in')) this.gotReply = true;
       tl.loadError = null;
     } catch (e) {

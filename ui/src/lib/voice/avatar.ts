@@ -117,12 +117,17 @@ export interface AvatarTargets {
 /** Sends calls to wherever the avatar lives, skipping repeats of the same state and thinning level updates. */
 export class AvatarDriver {
   private lastState = '';
+  /** A line the embedded page did not get (not loaded yet — at launch the history, with a card still waiting, is in
+   *  before the avatar's iframe): said again when a page is ready (`replay`), if it is at most `UNSENT_MAX_MS` old. */
+  private unsent: { text: string; at: number } | null = null;
+  static readonly UNSENT_MAX_MS = 10_000;
   sent: AvatarCall[] = [];
   constructor(private targets: AvatarTargets) {}
 
   call(method: AvatarMethod, arg: unknown): AvatarCall {
     const c = encodeCall(method, arg);
-    applyToWindow(this.targets.frame(), c);
+    const delivered = applyToWindow(this.targets.frame(), c);
+    if (method === 'speak') this.unsent = delivered ? null : { text: decodeArg(c) as string, at: Date.now() };
     if (this.targets.external()) this.targets.callExternal(c.method, decodeArg(c));
     if (this.sent.length > 200) this.sent.splice(0, 100);
     this.sent.push(c);
@@ -143,10 +148,13 @@ export class AvatarDriver {
   setSpeechLevel(level: number): void {
     this.call('setSpeechLevel', level);
   }
-  /** A page (re)loaded: give it the current state again. */
+  /** A page (re)loaded: give it the current state again, and a line it missed while loading. */
   replay(): void {
     const s = this.lastState;
     this.lastState = '';
     if (s) this.setState(s);
+    const u = this.unsent;
+    this.unsent = null;
+    if (u && Date.now() - u.at <= AvatarDriver.UNSENT_MAX_MS) this.speak(u.text);
   }
 }
