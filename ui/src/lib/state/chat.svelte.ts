@@ -90,9 +90,15 @@ export function fromStored(m: StoredMessage): MessageItem {
   };
 }
 
+/** When a card's time runs out (epoch ms), or `null` for a card without a timeout. */
+export function cardDeadline(c: CardItem): number | null {
+  return c.timeoutSeconds ? c.createdAt + c.timeoutSeconds * 1000 : null;
+}
+
 /** Whether a card still waits for an answer at `now`: no outcome, and its time (if it has one) not run out. */
 export function cardWaiting(c: CardItem, now: number): boolean {
-  return !c.done && !(c.timeoutSeconds && c.createdAt + c.timeoutSeconds * 1000 <= now);
+  const deadline = cardDeadline(c);
+  return !c.done && !(deadline !== null && deadline <= now);
 }
 
 /** A card from the history (its outcome included; one still waiting can be answered). */
