@@ -14,6 +14,7 @@ const en = {
 
   'sidebar.label': 'Agents and conversations',
   'sidebar.search': 'Search messages',
+  'sidebar.clearSearch': 'Clear search',
   'sidebar.draft': 'Draft:',
   'sidebar.attachment': 'Attachment',
   'sidebar.unread_one': '{n} unread',

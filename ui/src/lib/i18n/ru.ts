@@ -15,6 +15,7 @@ const ru: Catalog = {
 
   'sidebar.label': 'Агенты и беседы',
   'sidebar.search': 'Поиск сообщений',
+  'sidebar.clearSearch': 'Очистить поиск',
   'sidebar.draft': 'Черновик:',
   'sidebar.attachment': 'Вложение',
   'sidebar.unread_one': '{n} непрочитанное',

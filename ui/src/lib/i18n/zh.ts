@@ -15,6 +15,7 @@ const zh: Catalog = {
 
   'sidebar.label': '智能体与会话',
   'sidebar.search': '搜索消息',
+  'sidebar.clearSearch': '清除搜索',
   'sidebar.draft': '草稿：',
   'sidebar.attachment': '附件',
   'sidebar.unread_one': '{n} 条未读',
