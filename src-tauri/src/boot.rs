@@ -80,13 +80,41 @@ pub fn script(boot: &Boot) -> Option<String> {
 pub struct Host {
     /// Linux: the font CSS `system-ui` names is not installed; the page leaves it out of its stacks (fonts.rs).
     pub ui_font_missing: bool,
+    /// The local time zone as `[from, offset]` pairs: from the instant `from` (ms since the epoch, ascending; the first
+    /// is the earliest a JavaScript `Date` can hold) the wall clock is `offset` seconds ahead of UTC. The page
+    /// tells the time from these (ui/src/lib/util/localtime.ts) rather than from `Date`'s local-time methods: in
+    /// WebKit, the first of those loads ICU's time zone and calendar data, ~1.5 MB of the web process for as long as it
+    /// runs (memory bench, bench/README.md session 14).
+    pub utc_offsets: Vec<[i64; 2]>,
 }
 
 impl Host {
-    /// What the shell found at start (fonts.rs).
+    /// What the shell found at start (fonts.rs), and the system's time zone now.
     pub fn current() -> Host {
-        Host { ui_font_missing: crate::fonts::remembered() }
+        Host {
+            ui_font_missing: crate::fonts::remembered(),
+            utc_offsets: utc_offsets(&jiff::tz::TimeZone::system(), jiff::Timestamp::now()),
+        }
     }
+}
+
+/// The earliest instant a JavaScript `Date` holds (−8.64e15 ms): where the first offset of [`utc_offsets`] starts.
+const JS_DATE_MIN_MS: i64 = -8_640_000_000_000_000;
+
+/// `tz`'s offsets from 40 years before `now` to 2 years after it (a chat's timestamps, and the next midnights):
+/// the offset in effect at the start, then one pair per change. Zones without daylight saving time give one pair.
+pub fn utc_offsets(tz: &jiff::tz::TimeZone, now: jiff::Timestamp) -> Vec<[i64; 2]> {
+    const YEAR_S: i64 = 365 * 86_400;
+    let start = jiff::Timestamp::from_second(now.as_second() - 40 * YEAR_S).unwrap_or(jiff::Timestamp::MIN);
+    let end = now.as_second().saturating_add(2 * YEAR_S);
+    let mut out = vec![[JS_DATE_MIN_MS, i64::from(tz.to_offset(start).seconds())]];
+    for t in tz.following(start).take_while(|t| t.timestamp().as_second() <= end) {
+        let offset = i64::from(t.offset().seconds());
+        if out.last().map(|l| l[1]) != Some(offset) {
+            out.push([t.timestamp().as_millisecond(), offset]);
+        }
+    }
+    out
 }
 
 /// The initialization script that hands `host` to the page.
@@ -174,9 +202,46 @@ mod tests {
     }
 
     #[test]
-    fn the_host_script_carries_the_font_fact() {
-        let js = |missing| host_script(&Host { ui_font_missing: missing }).unwrap();
-        assert_eq!(js(true), r#"window.__HERMES_HOST__ = {"uiFontMissing":true};"#);
-        assert_eq!(js(false), r#"window.__HERMES_HOST__ = {"uiFontMissing":false};"#);
+    fn the_host_script_carries_the_font_fact_and_the_time_zone() {
+        let js = |missing| host_script(&Host { ui_font_missing: missing, utc_offsets: vec![[JS_DATE_MIN_MS, 3600]] });
+        assert_eq!(
+            js(true).unwrap(),
+            r#"window.__HERMES_HOST__ = {"uiFontMissing":true,"utcOffsets":[[-8640000000000000,3600]]};"#
+        );
+        assert_eq!(
+            js(false).unwrap(),
+            r#"window.__HERMES_HOST__ = {"uiFontMissing":false,"utcOffsets":[[-8640000000000000,3600]]};"#
+        );
+    }
+
+    fn at(s: &str) -> jiff::Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn utc_offsets_follow_daylight_saving_time() {
+        let tz = jiff::tz::TimeZone::get("America/New_York").unwrap();
+        let now = at("2026-12-01T12:00:00Z");
+        let table = utc_offsets(&tz, now);
+        // the offset in effect at any instant of the span is the table's (the page's lookup: the last `from` ≤ t)
+        let lookup = |ms: i64| table.iter().rev().find(|p| p[0] <= ms).unwrap()[1];
+        let mut t = at("1987-01-01T00:00:00Z");
+        while t < at("2028-11-30T00:00:00Z") {
+            assert_eq!(lookup(t.as_millisecond()), i64::from(tz.to_offset(t).seconds()), "at {t}");
+            t = t.checked_add(jiff::SignedDuration::from_mins(97)).unwrap();
+        }
+        // two changes a year, exactly at the transitions: 2026-03-08 07:00 UTC (EDT) and 2026-11-01 06:00 UTC (EST)
+        assert!(table.contains(&[at("2026-03-08T07:00:00Z").as_millisecond(), -4 * 3600]));
+        assert!(table.contains(&[at("2026-11-01T06:00:00Z").as_millisecond(), -5 * 3600]));
+        assert!((75..90).contains(&table.len()), "{} pairs", table.len());
+        assert!(table.windows(2).all(|w| w[0][0] < w[1][0] && w[0][1] != w[1][1]));
+    }
+
+    #[test]
+    fn a_zone_without_daylight_saving_time_is_one_offset() {
+        let now = at("2026-12-01T12:00:00Z");
+        assert_eq!(utc_offsets(&jiff::tz::TimeZone::UTC, now), vec![[JS_DATE_MIN_MS, 0]]);
+        let kolkata = jiff::tz::TimeZone::get("Asia/Kolkata").unwrap();
+        assert_eq!(utc_offsets(&kolkata, now), vec![[JS_DATE_MIN_MS, 19_800]]);
     }
 }

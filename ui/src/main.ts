@@ -3,13 +3,17 @@ import './app.css';
 import App from './App.svelte';
 import { createBackend, inTauri } from './lib/backend';
 import { platformName, uiFontState } from './lib/util/format';
+import { setUtcOffsets } from './lib/util/localtime';
 
 // Before the first render: app.css picks the font stacks by platform, and on Linux by whether the font `system-ui`
 // names is installed (see there why).
 const platform = platformName();
 document.documentElement.dataset.platform = platform;
-const uiFont = uiFontState(platform, (window as { __HERMES_HOST__?: unknown }).__HERMES_HOST__);
+const host = (window as { __HERMES_HOST__?: { utcOffsets?: unknown } }).__HERMES_HOST__;
+const uiFont = uiFontState(platform, host);
 if (uiFont) document.documentElement.dataset.uiFont = uiFont;
+// the local clock, from the shell's time zone offsets (lib/util/localtime.ts: why not `Date`'s local time)
+setUtcOffsets(host?.utcOffsets);
 
 // Dev-only (fake backend in a plain browser): ?theme=dark and ?open=settings help take screenshots.
 if (!inTauri()) {

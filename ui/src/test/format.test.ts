@@ -4,6 +4,7 @@ import { chatLog, ready, renderApp } from './helpers';
 import { formatDateTime, formatDay, formatTime, untilMidnight } from '../lib/util/format';
 import { setLocale, tn, type Locale } from '../lib/i18n/index.svelte';
 import { dayLabel, pluralCategory, timeLabel } from '../lib/i18n/dates';
+import { localParts } from '../lib/util/localtime';
 
 const LOCALES: Locale[] = ['en', 'ru', 'zh'];
 
@@ -15,7 +16,7 @@ describe('date labels and plural categories without Intl', () => {
       const ref = new Intl.DateTimeFormat(locale, { hour: 'numeric', minute: '2-digit' });
       for (let minute = 0; minute < 24 * 60; minute++) {
         const d = new Date(2026, 2, 14, Math.floor(minute / 60), minute % 60, 30);
-        expect(timeLabel(locale, d), `${locale} ${d.toString()}`).toBe(ref.format(d));
+        expect(timeLabel(locale, localParts(d.getTime())), `${locale} ${d.toString()}`).toBe(ref.format(d));
       }
     }
   });
@@ -26,8 +27,8 @@ describe('date labels and plural categories without Intl', () => {
       const dayYear = new Intl.DateTimeFormat(locale, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
       for (let i = 0; i < 731; i++) {
         const d = new Date(2025, 0, 1 + i, 13, 0);
-        expect(dayLabel(locale, d, false), `${locale} ${d.toString()}`).toBe(day.format(d));
-        expect(dayLabel(locale, d, true), `${locale} ${d.toString()}`).toBe(dayYear.format(d));
+        expect(dayLabel(locale, localParts(d.getTime()), false), `${locale} ${d.toString()}`).toBe(day.format(d));
+        expect(dayLabel(locale, localParts(d.getTime()), true), `${locale} ${d.toString()}`).toBe(dayYear.format(d));
       }
     }
   });

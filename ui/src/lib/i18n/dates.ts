@@ -1,4 +1,5 @@
 import type { Locale } from './index.svelte';
+import type { LocalParts } from '../util/localtime';
 
 // Date labels and plural categories for the app's three languages, written out instead of asked of `Intl`.
 //
@@ -13,7 +14,7 @@ import type { Locale } from './index.svelte';
 interface DateNames {
   /** January first; the form used after a day number (Russian: genitive). */
   months: readonly string[];
-  /** Sunday first, as `Date.getDay()`. */
+  /** Sunday first, as `LocalParts.weekday`. */
   weekdays: readonly string[];
 }
 
@@ -60,21 +61,21 @@ const NAMES: Record<Locale, DateNames> = {
 
 const two = (n: number): string => String(n).padStart(2, '0');
 
-/** The local time of `d` as a chat timestamp: `9:05 AM` (en), `9:05` / `21:05` (ru, zh). */
-export function timeLabel(locale: Locale, d: Date): string {
-  const h = d.getHours();
-  const m = two(d.getMinutes());
+/** A local time (`../util/localtime.ts`) as a chat timestamp: `9:05 AM` (en), `9:05` / `21:05` (ru, zh). */
+export function timeLabel(locale: Locale, time: Pick<LocalParts, 'hours' | 'minutes'>): string {
+  const h = time.hours;
+  const m = two(time.minutes);
   if (locale === 'en') return `${h % 12 === 0 ? 12 : h % 12}:${m} ${h < 12 ? 'AM' : 'PM'}`;
   return `${h}:${m}`;
 }
 
-/** The local day of `d` for a day separator, with its year when `withYear`. */
-export function dayLabel(locale: Locale, d: Date, withYear: boolean): string {
+/** A local day (`../util/localtime.ts`) for a day separator, with its year when `withYear`. */
+export function dayLabel(locale: Locale, date: Omit<LocalParts, 'hours' | 'minutes'>, withYear: boolean): string {
   const { months, weekdays } = NAMES[locale];
-  const day = d.getDate();
-  const month = months[d.getMonth()];
-  const weekday = weekdays[d.getDay()];
-  const year = d.getFullYear();
+  const day = date.day;
+  const month = months[date.month];
+  const weekday = weekdays[date.weekday];
+  const year = date.year;
   switch (locale) {
     case 'en':
       return `${weekday}, ${month} ${day}${withYear ? `, ${year}` : ''}`;

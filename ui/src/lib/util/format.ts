@@ -1,5 +1,6 @@
 import { currentLocale, t } from '../i18n/index.svelte';
 import { dayLabel, timeLabel } from '../i18n/dates';
+import { localDayStart, localParts } from './localtime';
 
 const UNITS = ['B', 'KB', 'MB', 'GB'];
 
@@ -15,40 +16,38 @@ export function formatBytes(n: number): string {
 }
 
 // Time and day labels are written out per locale (`../i18n/dates.ts`): the first `Intl` object of the page cost
-// ~11 ms of WebKit's main thread at every launch.
+// ~11 ms of WebKit's main thread at every launch. The local time comes from `./localtime.ts` (see there why).
 
 export function formatTime(ms: number): string {
-  return timeLabel(currentLocale(), new Date(ms));
+  return timeLabel(currentLocale(), localParts(ms));
 }
 
 /** A day separator's label: "Today", "Yesterday", else the day (with its year when not this year's). */
 export function formatDay(ms: number, now: number = Date.now()): string {
-  const d = new Date(ms);
-  const today = new Date(now);
+  const d = localParts(ms);
+  const today = localParts(now);
   const key = dayKey(ms);
   if (key === dayKey(now)) return t('chat.today');
-  if (key === dayKey(new Date(today.getFullYear(), today.getMonth(), today.getDate() - 1).getTime())) {
-    return t('chat.yesterday');
-  }
-  return dayLabel(currentLocale(), d, d.getFullYear() !== today.getFullYear());
+  if (key === dayKey(localDayStart(today.year, today.month, today.day - 1))) return t('chat.yesterday');
+  return dayLabel(currentLocale(), d, d.year !== today.year);
 }
 
 /** The full date and time, for a timestamp's tooltip: "Tuesday, December 1, 2026, 9:05 AM". */
 export function formatDateTime(ms: number): string {
   const locale = currentLocale();
-  const d = new Date(ms);
+  const d = localParts(ms);
   return `${dayLabel(locale, d, true)}${locale === 'zh' ? ' ' : ', '}${timeLabel(locale, d)}`;
 }
 
 /** Milliseconds from `now` until the next local midnight (when "Today" becomes "Yesterday"). */
 export function untilMidnight(now: number = Date.now()): number {
-  const d = new Date(now);
-  return new Date(d.getFullYear(), d.getMonth(), d.getDate() + 1).getTime() - now;
+  const d = localParts(now);
+  return localDayStart(d.year, d.month, d.day + 1) - now;
 }
 
 export function dayKey(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getFullYear()}-${d.getMonth()}-${d.getDate()}`;
+  const d = localParts(ms);
+  return `${d.year}-${d.month}-${d.day}`;
 }
 
 export function formatDuration(seconds: number): string {
