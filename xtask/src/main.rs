@@ -19,6 +19,8 @@ const APT_TEST: &[&str] = &[
     "alsa-utils",
     "espeak-ng",
     "sox",
+    // the IANA zone files (/usr/share/zoneinfo): the shell's local-time table is tested on named zones (boot.rs)
+    "tzdata",
 ];
 
 /// Debian packages to build the Tauri app (WebKitGTK 4.1, GTK 3, tray, D-Bus).
