@@ -9,6 +9,7 @@ pub mod demo;
 pub mod error;
 pub mod fonts;
 pub mod gpu;
+pub mod heap;
 pub mod ipc;
 pub mod logging;
 pub mod media;
@@ -290,6 +291,7 @@ pub fn run(opts: Options) {
             // The tray icon (~10 ms of the main thread) comes once the window has started, not while WebKit's
             // processes start and the page loads (issue #5, launch).
             tray::install_soon(app.handle());
+            heap::trim_after_startup();
 
             let handle = app.handle().clone();
             app.deep_link().on_open_url(move |ev| {
