@@ -1,10 +1,11 @@
 //! Hands the start-up's freed heap back to the system once the app has settled.
 //!
-//! Starting takes a burst of short-lived allocations on several threads — the page's files decompressed and served,
-//! the first history page read and serialised, fontconfig's font list, WebKit's and GTK's own set-up in this process —
-//! and glibc's allocator keeps the pages of what was freed for later allocations of the same thread. Nothing of the
-//! kind comes later in a chat app that sits idle for hours, so those pages only weigh on the machine: ~3 MB of the
-//! app's process (memory bench, bench/README.md session 14). `malloc_trim` returns every free page of every arena.
+//! Starting takes a burst of short-lived allocations on several threads — WebKit's and GTK's set-up in this process,
+//! the page's files decompressed and served, the first history page read and serialised, the font and keychain
+//! probes — and glibc's allocator keeps the pages of what was freed for later allocations in the same arena. Nothing
+//! of the kind comes later in a chat app that sits idle for hours, so those pages only weigh on the machine: 2–3 MB
+//! of the app's process (memory bench, bench/README.md session 14; which of those allocations left them was not
+//! traced — asking fontconfig for less changed nothing). `malloc_trim` returns every free page of every arena.
 
 /// How long after the window is built: the launch, the first history paint and the typography warm-up (2 s after
 /// the page starts) are over by then on a slow machine.
