@@ -6,7 +6,7 @@ use crate::{Cursor, Delivery, Error, Message, MessageError, Page, Result, Store,
 
 pub(crate) const COLS: &str = "m.id, m.conversation_id, m.server_id, m.direction, m.text, \
     m.assembly, m.edit_count, m.reply_to, m.error_code, m.error_text, m.delivery, m.created_at, \
-    m.updated_at, m.attachments, m.seq";
+    m.updated_at, m.attachments, m.seq, m.retry_of";
 
 /// Reads a row selected with [`COLS`]; returns the message and its `seq`.
 pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<(Message, i64)> {
@@ -33,6 +33,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<(Message, i64)> {
             created_at: r.get(11)?,
             updated_at: r.get(12)?,
             attachments,
+            retry_of: r.get(15)?,
         },
         r.get(14)?,
     ))
@@ -40,7 +41,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<(Message, i64)> {
 
 const UPSERT: &str = "INSERT INTO messages (id, conversation_id, server_id, direction, text, \
     assembly, edit_count, reply_to, error_code, error_text, delivery, created_at, updated_at, \
-    attachments) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+    attachments, retry_of) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
     ON CONFLICT (id) DO UPDATE SET
         server_id = coalesce(excluded.server_id, messages.server_id),
         text = excluded.text,
@@ -51,7 +52,8 @@ const UPSERT: &str = "INSERT INTO messages (id, conversation_id, server_id, dire
         error_text = excluded.error_text,
         delivery = excluded.delivery,
         updated_at = excluded.updated_at,
-        attachments = excluded.attachments
+        attachments = excluded.attachments,
+        retry_of = coalesce(excluded.retry_of, messages.retry_of)
     WHERE messages.conversation_id = excluded.conversation_id";
 
 impl Store {
@@ -80,6 +82,7 @@ impl Store {
             m.created_at,
             m.updated_at,
             attachments,
+            m.retry_of,
         ])?;
         if n == 0 {
             return Err(Error::InvalidInput(format!("message {} belongs to another conversation", m.id)));

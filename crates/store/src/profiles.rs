@@ -7,6 +7,8 @@ use crate::{Dialect, Error, NewProfile, Profile, ProfileUpdate, Result, Store, n
 
 const COLS: &str = "id, name, url, dialect, device_id, v3_user_id, allow_insecure_ws, avatar_url, \
                     has_token, created_at";
+const READ_COLS: &str = "id, name, url, dialect, device_id, v3_user_id, allow_insecure_ws, avatar_url, \
+                         has_token, created_at, home_conversation_id, paired_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Profile> {
     Ok(Profile {
@@ -20,6 +22,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Profile> {
         avatar_url: r.get(7)?,
         has_token: r.get(8)?,
         created_at: r.get(9)?,
+        home_conversation_id: r.get(10)?,
+        paired_at: r.get(11)?,
     })
 }
 
@@ -57,6 +61,8 @@ impl Store {
             avatar_url: new.avatar_url.clone(),
             has_token: false,
             created_at: now_ms(),
+            home_conversation_id: None,
+            paired_at: None,
         };
         self.conn
             .prepare_cached(&format!("INSERT INTO profiles ({COLS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"))?
@@ -79,7 +85,7 @@ impl Store {
     pub fn profile_get(&self, id: &str) -> Result<Option<Profile>> {
         Ok(self
             .conn
-            .prepare_cached(&format!("SELECT {COLS} FROM profiles WHERE id = ?1"))?
+            .prepare_cached(&format!("SELECT {READ_COLS} FROM profiles WHERE id = ?1"))?
             .query_row([id], from_row)
             .optional()?)
     }
@@ -90,7 +96,8 @@ impl Store {
 
     /// All profiles, oldest first.
     pub fn profiles(&self) -> Result<Vec<Profile>> {
-        let mut stmt = self.conn.prepare_cached(&format!("SELECT {COLS} FROM profiles ORDER BY created_at, id"))?;
+        let mut stmt =
+            self.conn.prepare_cached(&format!("SELECT {READ_COLS} FROM profiles ORDER BY created_at, id"))?;
         let rows = stmt.query_map([], from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -123,6 +130,51 @@ impl Store {
             .conn
             .prepare_cached("UPDATE profiles SET has_token = ?2 WHERE id = ?1")?
             .execute(params![id, has_token])?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("profile {id}")));
+        }
+        Ok(())
+    }
+
+    /// Makes `conversation_id` the agent's home channel (where its scheduled messages go), or clears it with `None`.
+    /// `InvalidInput` if the conversation is not this profile's; `NotFound` if the profile does not exist.
+    pub fn profile_set_home(&self, id: &str, conversation_id: Option<&str>) -> Result<Profile> {
+        if let Some(c) = conversation_id {
+            let owner: Option<String> = self
+                .conn
+                .prepare_cached("SELECT profile_id FROM conversations WHERE id = ?1")?
+                .query_row([c], |r| r.get(0))
+                .optional()?;
+            if owner.as_deref() != Some(id) {
+                return Err(Error::InvalidInput(format!("conversation {c} is not one of profile {id}")));
+            }
+        }
+        let n = self
+            .conn
+            .prepare_cached("UPDATE profiles SET home_conversation_id = ?2 WHERE id = ?1")?
+            .execute(params![id, conversation_id])?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("profile {id}")));
+        }
+        self.profile_require(id)
+    }
+
+    /// Records that the agent evidently approved this device (A-8), once: the first time wins. Returns the profile.
+    pub fn profile_mark_paired(&self, id: &str) -> Result<Profile> {
+        let n = self
+            .conn
+            .prepare_cached("UPDATE profiles SET paired_at = coalesce(paired_at, ?2) WHERE id = ?1")?
+            .execute(params![id, now_ms()])?;
+        if n == 0 {
+            return Err(Error::NotFound(format!("profile {id}")));
+        }
+        self.profile_require(id)
+    }
+
+    /// Forgets the approval (the agent refused the device again: `auth_failed` / close 1008): the pairing help
+    /// shows until the next evident approval.
+    pub fn profile_clear_paired(&self, id: &str) -> Result<()> {
+        let n = self.conn.prepare_cached("UPDATE profiles SET paired_at = NULL WHERE id = ?1")?.execute([id])?;
         if n == 0 {
             return Err(Error::NotFound(format!("profile {id}")));
         }

@@ -194,8 +194,19 @@ CREATE TABLE cards (
 CREATE INDEX cards_by_time ON cards(conversation_id, created_at);
 "#;
 
+/// Version 5: what a real agent needs remembered. `messages.retry_of`: a message sent again under a new id after the
+/// agent answered the first one with an error (the adapter drops repeated ids, A-6) names the one it retries.
+/// `profiles.home_conversation_id`: the conversation the user made the agent's home channel (`/sethome`, where its
+/// scheduled messages go). `profiles.paired_at`: when this device was evidently approved by the agent (an answer to a
+/// message sent after the pairing reply, A-8); until then the pairing help stays.
+const V5: &str = r#"
+ALTER TABLE messages ADD COLUMN retry_of TEXT;
+ALTER TABLE profiles ADD COLUMN home_conversation_id TEXT REFERENCES conversations(id) ON DELETE SET NULL;
+ALTER TABLE profiles ADD COLUMN paired_at INTEGER;
+"#;
+
 /// SQL of every migration, in order; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 /// The schema version this build creates and understands.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;

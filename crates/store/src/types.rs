@@ -156,6 +156,12 @@ pub struct Profile {
     pub has_token: bool,
     /// Milliseconds since the Unix epoch.
     pub created_at: i64,
+    /// The conversation the user made the agent's home channel (`/sethome`), if any.
+    #[serde(default)]
+    pub home_conversation_id: Option<String>,
+    /// When the agent evidently approved this device, ms since the epoch; `None` until then.
+    #[serde(default)]
+    pub paired_at: Option<i64>,
 }
 
 impl Profile {
@@ -286,6 +292,9 @@ pub struct Message {
     pub updated_at: i64,
     /// Media ids (see [`MediaEntry`]), in display order.
     pub attachments: Vec<String>,
+    /// The failed message this one sends again under a new id (the agent had received and refused the first).
+    #[serde(default)]
+    pub retry_of: Option<String>,
 }
 
 impl Message {
@@ -309,6 +318,7 @@ impl Message {
             created_at: now_ms,
             updated_at: now_ms,
             attachments: Vec::new(),
+            retry_of: None,
         }
     }
 }

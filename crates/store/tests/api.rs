@@ -30,6 +30,31 @@ fn msg(conv: &str, dir: Direction, text: &str, at: i64) -> Message {
 
 // ---------------------------------------------------------------- profiles
 
+/// The home channel (`/sethome`) and the device's approval are kept per profile; a home must be one of the
+/// profile's own conversations and goes when that conversation is deleted.
+#[test]
+fn profile_home_and_pairing() {
+    let s = store();
+    let (p, c) = setup_v3(&s);
+    let (other, other_c) = setup_v3(&s);
+    assert_eq!((p.home_conversation_id.as_deref(), p.paired_at), (None, None));
+    let p1 = s.profile_set_home(&p.id, Some(&c.id)).expect("set home");
+    assert_eq!(p1.home_conversation_id.as_deref(), Some(c.id.as_str()));
+    assert!(matches!(s.profile_set_home(&p.id, Some(&other_c.id)), Err(Error::InvalidInput(_))), "not its own");
+    assert!(matches!(s.profile_set_home("nope", None), Err(Error::NotFound(_))));
+    assert_eq!(s.profile_set_home(&p.id, None).expect("clear").home_conversation_id, None);
+    s.profile_set_home(&p.id, Some(&c.id)).expect("set again");
+    s.conversation_delete(&c.id).expect("delete");
+    assert_eq!(s.profile_get(&p.id).unwrap().unwrap().home_conversation_id, None, "no dangling home");
+
+    let first = s.profile_mark_paired(&other.id).expect("paired").paired_at.expect("set");
+    let again = s.profile_mark_paired(&other.id).expect("paired again").paired_at;
+    assert_eq!(again, Some(first), "the first approval is kept");
+    s.profile_clear_paired(&other.id).expect("clear");
+    assert_eq!(s.profile_get(&other.id).unwrap().unwrap().paired_at, None);
+    assert!(matches!(s.profile_mark_paired("nope"), Err(Error::NotFound(_))));
+}
+
 #[test]
 fn profile_create_get_update_delete() {
     let s = store();

@@ -66,6 +66,13 @@ const FIXTURES: &[&str] = &[
     VALUES ('fx-c3', 'k1', 'exec_approval', 'Run it?', '[{"id":"once","label":"Allow once"}]', 'make', NULL, 300,
             5500, 'once', 0);
     "#,
+    // v5
+    r#"
+    INSERT INTO messages (id, conversation_id, server_id, direction, text, assembly, edit_count, error_code,
+                          error_text, delivery, created_at, updated_at, retry_of)
+    VALUES ('fx-m51', 'fx-c3', NULL, 'out', 'try again', 'final', 0, NULL, NULL, 'delivered', 5600, 5600, 'fx-m33');
+    UPDATE profiles SET home_conversation_id = 'fx-c3', paired_at = 5700 WHERE id = 'fx-p3';
+    "#,
 ];
 
 /// Verifies, through the public API at the latest version, the data of fixture `version`.
@@ -106,6 +113,17 @@ fn check_fixture(s: &Store, version: usize) {
             assert_eq!(k.command.as_deref(), Some("make"));
             assert_eq!(k.options[0]["label"], "Allow once");
             assert_eq!(k.done, Some(CardDone { option_id: Some("once".into()), expired: false }));
+        }
+        5 => {
+            assert_eq!(s.message_get("fx-m51").expect("get").expect("kept").retry_of.as_deref(), Some("fx-m33"));
+            let p = s.profile_get("fx-p3").expect("get").expect("kept");
+            assert_eq!((p.home_conversation_id.as_deref(), p.paired_at), (Some("fx-c3"), Some(5700)));
+            // profiles from before v5 have no home and were never seen approved
+            let p2 = s.profile_get("fx-p2").expect("get").expect("kept");
+            assert_eq!((p2.home_conversation_id, p2.paired_at), (None, None));
+            // a deleted home conversation leaves no dangling reference
+            s.conversation_delete("fx-c3").expect("delete");
+            assert_eq!(s.profile_get("fx-p3").expect("get").expect("kept").home_conversation_id, None);
         }
         v => panic!("no check for fixture version {v}"),
     }
