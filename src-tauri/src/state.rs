@@ -41,12 +41,13 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Hand a command to a profile's engine: the id a message went under, or `not_connected` / `rejected` (nothing sent).
+    /// Hand a command to a profile's engine: the id a message went under, or `not_connected` / the refusal's code
+    /// (nothing sent).
     pub async fn engine_command(&self, profile_id: &str, command: EngineCommand) -> AppResult<Option<String>> {
         let engines = self.engines.lock().await;
         let e =
             engines.get(profile_id).ok_or_else(|| AppError::new("not_connected", "this profile is not connected"))?;
-        e.handle.command(command).await.map_err(|reason| AppError::new("rejected", reason))
+        e.handle.command(command).await.map_err(|r| AppError::new(r.code(), r.to_string()))
     }
 
     pub fn new(store: Store, data_dir: PathBuf, log_dir: PathBuf, keychain: Keychain) -> Self {
@@ -74,6 +75,22 @@ impl AppState {
     pub fn any_online(&self) -> bool {
         self.online.lock().map(|m| m.values().any(|v| *v)).unwrap_or(false)
     }
+}
+
+/// one OS watcher for the app (netwatch.rs). Each "the network is back" / "the machine woke" makes every running
+/// engine reconnect at once instead of waiting out its backoff; where the OS tells nothing, the backoff alone.
+pub fn reconnect_on_wake(app: &tauri::AppHandle) {
+    use tauri::Manager as _;
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let Some(mut watcher) = hermes_client::netwatch::start().await else { return };
+        while watcher.next().await.is_some() {
+            let st = app.state::<AppState>();
+            for e in st.engines.lock().await.values() {
+                let _ = e.handle.send(EngineCommand::Reconnect).await;
+            }
+        }
+    });
 }
 
 /// Whether the OS keychain answers: probed once at start, on a thread of its own (a D-Bus round trip of 6-10 ms that

@@ -599,6 +599,7 @@ async fn send_clips(app: &crate::state::AppState, to: VoiceSendTo, clips: &mut [
             text: None,
             id: id.clone(),
             session: to.session.clone(),
+            retry_of: None,
         };
         match app.engine_command(&to.profile_id, cmd).await {
             Ok(sent) => clip.id = sent.or(id),

@@ -145,11 +145,33 @@ async fn main() -> anyhow::Result<()> {
     let store = Arc::new(Mutex::new(store));
     let persist = StorePersist::new(store, &profile.id, &conversation.id, &media_dir);
     let (handle, events) = hermes_client::spawn(cfg, Box::new(persist)).map_err(|e| anyhow::anyhow!("{e}"))?;
-    if args.jsonl { run_jsonl(handle, events).await } else { run_interactive(handle, events).await }
+    // the OS's "network is back" / "machine woke" makes the engine reconnect at once (netwatch.rs).
+    let watch = hermes_client::netwatch::start().await;
+    if args.jsonl { run_jsonl(handle, events, watch).await } else { run_interactive(handle, events, watch).await }
+}
+
+/// The next line of stdin; meanwhile each OS wake-up (network back, machine woke) makes the engine reconnect now.
+async fn next_line(
+    lines: &mut tokio::io::Lines<BufReader<tokio::io::Stdin>>,
+    watch: &mut Option<hermes_client::netwatch::Watcher>,
+    handle: &hermes_client::Handle,
+) -> std::io::Result<Option<String>> {
+    loop {
+        tokio::select! {
+            line = lines.next_line() => return line,
+            _ = hermes_client::netwatch::next_wake(watch) => {
+                let _ = handle.send(Command::Reconnect).await;
+            }
+        }
+    }
 }
 
 /// The `--jsonl` contract: stdin commands, stdout events; a bad line gets `rejected` and nothing is sent.
-async fn run_jsonl(handle: hermes_client::Handle, mut events: hermes_client::Events) -> anyhow::Result<()> {
+async fn run_jsonl(
+    handle: hermes_client::Handle,
+    mut events: hermes_client::Events,
+    mut watch: Option<hermes_client::netwatch::Watcher>,
+) -> anyhow::Result<()> {
     let out = tokio::spawn(async move {
         // A burst of events (a fast stream of replies) is written with one flush, not one per line.
         loop {
@@ -169,7 +191,7 @@ async fn run_jsonl(handle: hermes_client::Handle, mut events: hermes_client::Eve
         }
     });
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await? {
+    while let Some(line) = next_line(&mut lines, &mut watch, &handle).await? {
         if line.trim().is_empty() {
             continue;
         }
@@ -185,7 +207,8 @@ async fn run_jsonl(handle: hermes_client::Handle, mut events: hermes_client::Eve
                     .ok()
                     .and_then(|v| v.get("cmd").and_then(|c| c.as_str()).map(str::to_string))
                     .unwrap_or_else(|| "?".into());
-                let ev = Event::Rejected { cmd, reason: format!("bad command: {e}"), id: None };
+                let r = hermes_protocol::Refusal::BadCommand(e.to_string());
+                let ev = Event::Rejected { cmd, code: r.code().into(), reason: r.to_string(), id: None };
                 println!("{}", serde_json::to_string(&ev).unwrap_or_default());
             }
         }
@@ -196,7 +219,11 @@ async fn run_jsonl(handle: hermes_client::Handle, mut events: hermes_client::Eve
 }
 
 /// A friendly chat: streamed replies printed as they grow, cards answered by number.
-async fn run_interactive(handle: hermes_client::Handle, mut events: hermes_client::Events) -> anyhow::Result<()> {
+async fn run_interactive(
+    handle: hermes_client::Handle,
+    mut events: hermes_client::Events,
+    mut watch: Option<hermes_client::netwatch::Watcher>,
+) -> anyhow::Result<()> {
     println!(
         "hermes-chat — type a message and press Enter. /file PATH, /audio PATH, /quit. Answer a card with its number."
     );
@@ -209,7 +236,7 @@ async fn run_interactive(handle: hermes_client::Handle, mut events: hermes_clien
         }
     });
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await? {
+    while let Some(line) = next_line(&mut lines, &mut watch, &handle).await? {
         let line = line.trim().to_string();
         if line.is_empty() {
             continue;
@@ -217,13 +244,13 @@ async fn run_interactive(handle: hermes_client::Handle, mut events: hermes_clien
         let cmd = if line == "/quit" {
             break;
         } else if let Some(p) = line.strip_prefix("/file ") {
-            Command::File { path: p.trim().into(), caption: None, id: None, session: None }
+            Command::File { path: p.trim().into(), caption: None, id: None, session: None, retry_of: None }
         } else if let Some(p) = line.strip_prefix("/audio ") {
-            Command::Audio { path: p.trim().into(), text: None, id: None, session: None }
+            Command::Audio { path: p.trim().into(), text: None, id: None, session: None, retry_of: None }
         } else if let Some(answer) = card_answer(&line, &cards) {
             answer
         } else {
-            Command::Text { text: line, reply_to: None, id: None, session: None }
+            Command::Text { text: line, reply_to: None, id: None, session: None, retry_of: None }
         };
         if let Err(e) = handle.command(cmd).await {
             eprintln!("  ✗ {e}");
@@ -308,7 +335,7 @@ fn print_event(ev: &Event, printed: &mut (String, usize), cards: &Cards) {
         Event::Error { code, text, .. } => {
             let _ = writeln!(out, "⚠ {code}: {text}");
         }
-        Event::Disconnected { reason, retry_in_ms } => {
+        Event::Disconnected { reason, retry_in_ms, .. } => {
             let _ = writeln!(
                 out,
                 "○ disconnected: {reason}{}",

@@ -81,7 +81,9 @@ async fn jsonl_text_round_trip_and_contract_shapes() {
     assert_eq!(c.event("connecting").await["attempt"], 1);
     let ready = c.event("ready").await;
     assert_eq!(ready["session"], "mobile:cli-1");
-    assert_eq!(ready["capabilities"]["media"], true, "capabilities as received");
+    assert_eq!(ready["capabilities"], json!({"max_media_bytes": 8 * 1024 * 1024}), "capabilities as received");
+    // what they mean, decided once for every front end
+    assert_eq!(ready["features"], json!({"files": true, "voice": true, "max_file_bytes": 8 * 1024 * 1024}));
     c.send(json!({"cmd": "text", "text": "hello from a script"})).await;
     let sent = c.event("sent").await;
     let id = sent["id"].as_str().unwrap().to_string();
@@ -106,18 +108,49 @@ async fn jsonl_bad_lines_are_rejected_and_nothing_is_sent() {
     c.send_raw("this is not json").await;
     let r = c.event("rejected").await;
     assert!(r["reason"].as_str().unwrap().contains("bad command"));
+    assert_eq!(r["code"], "bad_command");
     c.send(json!({"cmd": "text"})).await; // missing text
     assert_eq!(c.event("rejected").await["cmd"], "text");
     c.send(json!({"cmd": "launch_missiles"})).await;
     c.event("rejected").await;
     c.send(json!({"cmd": "file", "path": "/definitely/not/here.png"})).await;
     let r = c.event("rejected").await;
-    assert_eq!(r["cmd"], "file");
+    assert_eq!((&r["cmd"], &r["code"]), (&json!("file"), &json!("file_unreadable")));
     // the connection is fine
     c.send(json!({"cmd": "text", "text": "ok"})).await;
     c.wait(|v| v["event"] == "message" && v["final"] == true).await;
     c.quit().await;
     assert_eq!(srv.log().len(), 1, "only the good message reached the agent");
+}
+
+/// The retry rule of the contract: a `text` whose `id` is already used gets `rejected{code:"id_in_use"}` — never a
+/// database error — and nothing more reaches the agent; the agent's `error{id}` for a message stays its outcome, and
+/// the retry is a new message that names it (`retry_of`).
+#[tokio::test]
+async fn jsonl_a_used_id_is_rejected_as_id_in_use_and_a_retry_names_the_failed_one() {
+    let srv = server().await;
+    let data = tempfile::tempdir().unwrap();
+    let mut c = cli(&srv.adapter_url(), "cli-ids", data.path(), srv.token(), &[]);
+    c.event("ready").await;
+    c.send(json!({"cmd": "text", "text": "/error", "id": "x1"})).await;
+    let err = c.wait(|v| v["event"] == "error" && v["id"] == "x1").await;
+    assert_eq!(err["code"], "internal");
+    c.seen_or_wait(|v| v["event"] == "delivered" && v["id"] == "x1").await;
+    c.send(json!({"cmd": "text", "text": "/error", "id": "x1"})).await;
+    let r = c.event("rejected").await;
+    assert_eq!((&r["cmd"], &r["code"]), (&json!("text"), &json!("id_in_use")));
+    let reason = r["reason"].as_str().unwrap().to_lowercase();
+    assert!(!reason.contains("constraint") && !reason.contains("sql"), "{reason}");
+    c.send(json!({"cmd": "text", "text": "once more", "id": "x2", "retry_of": "x1"})).await;
+    c.wait(|v| v["event"] == "delivered" && v["id"] == "x2").await;
+    c.quit().await;
+    let log = srv.log();
+    assert_eq!(log.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["x1", "x2"]);
+    assert_eq!(log[0].repeats, 0, "the refused retry never reached the agent");
+    let store = hermes_store::Store::open_in(data.path()).unwrap();
+    assert_eq!(store.message_get("x2").unwrap().unwrap().retry_of.as_deref(), Some("x1"));
+    let x1 = store.message_get("x1").unwrap().unwrap();
+    assert_eq!(x1.delivery, Some(hermes_store::Delivery::Failed));
 }
 
 #[tokio::test]

@@ -211,7 +211,13 @@ async fn send_8mib() {
     let cpu0 = cpu_time();
     let t = Instant::now();
     let id = handle
-        .command(Command::File { path: file.to_string_lossy().into(), caption: None, id: None, session: None })
+        .command(Command::File {
+            path: file.to_string_lossy().into(),
+            caption: None,
+            id: None,
+            session: None,
+            retry_of: None,
+        })
         .await
         .unwrap()
         .unwrap();

@@ -14,7 +14,7 @@ use hermes_protocol::backoff::{BackoffPolicy, Jitter, backoff};
 use hermes_protocol::media::{MediaMeta, UpMediaMeta, safe_filename};
 use hermes_protocol::session::{Config, DownloadSource, Io, Outgoing};
 use hermes_protocol::v3::MediaDescriptor;
-use hermes_protocol::{Command, Dialect, Direction, Event, Session};
+use hermes_protocol::{Command, Dialect, Direction, DisconnectCode, Event, Refusal, Session};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
@@ -34,7 +34,10 @@ use crate::policy::{self, UrlError};
 const FILE_CHUNK: usize = 768 * 1024;
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-type Connecting = Pin<Box<dyn Future<Output = Result<Ws, (Option<u16>, String)>> + Send>>;
+type Connecting = Pin<Box<dyn Future<Output = Result<Ws, DialError>> + Send>>;
+
+/// Why opening the socket failed: the refused upgrade's HTTP status (if any), the cause in a word, the detail.
+type DialError = (Option<u16>, DisconnectCode, String);
 
 /// A secret that never prints.
 #[derive(Clone, Default)]
@@ -76,6 +79,11 @@ pub struct EngineConfig {
     pub connect_timeout: Duration,
     /// Seed for reconnect jitter.
     pub seed: u64,
+    /// A received file larger than this is not downloaded (G-9 decision: a setting, 2 GiB by default); the adapter's
+    /// per-file limit applies to its files as well.
+    pub max_download_bytes: u64,
+    /// A download stops before the disk holding `media_dir` has less than this free (64 MiB by default).
+    pub keep_free_bytes: u64,
 }
 
 impl EngineConfig {
@@ -102,6 +110,8 @@ impl EngineConfig {
             outbox_dir: data_dir.join("outbox"),
             connect_timeout: Duration::from_secs(15),
             seed: rand_seed(),
+            max_download_bytes: crate::http::DEFAULT_MAX_DOWNLOAD_BYTES,
+            keep_free_bytes: crate::http::DEFAULT_KEEP_FREE_BYTES,
         }
     }
 }
@@ -128,7 +138,7 @@ pub enum StartError {
 }
 
 /// What the engine answers to a command: the local id it queued (text, file, audio) or why it refused.
-pub type Reply = Result<Option<String>, String>;
+pub type Reply = Result<Option<String>, Refusal>;
 
 enum Request {
     Command(Command, Option<oneshot::Sender<Reply>>),
@@ -144,8 +154,8 @@ impl Handle {
     /// Send a command and wait for the engine to accept (queued, id) or refuse it.
     pub async fn command(&self, cmd: Command) -> Reply {
         let (tx, rx) = oneshot::channel();
-        self.tx.send(Request::Command(cmd, Some(tx))).await.map_err(|_| "the engine has stopped".to_string())?;
-        rx.await.map_err(|_| "the engine has stopped".to_string())?
+        self.tx.send(Request::Command(cmd, Some(tx))).await.map_err(|_| Refusal::EngineStopped)?;
+        rx.await.map_err(|_| Refusal::EngineStopped)?
     }
 
     /// Send a command without waiting for the answer (it still comes as events).
@@ -379,9 +389,9 @@ impl Engine {
                             ws = Some(socket);
                             self.session.handle_connected(now());
                         }
-                        Err((status, reason)) => {
-                            warn!(%reason, ?status, "connect failed");
-                            self.session.handle_connect_failed(status, &reason, now());
+                        Err((status, code, reason)) => {
+                            warn!(%reason, ?status, ?code, "connect failed");
+                            self.session.handle_connect_error(status, code, &reason, now());
                         }
                     }
                 }
@@ -513,7 +523,7 @@ impl Engine {
         if let Err(e) = s.send(msg).await {
             warn!(error = %e, "write failed");
             *ws = None;
-            self.session.handle_closed(None, &format!("write failed: {e}"), now());
+            self.session.handle_socket_error(DisconnectCode::WriteFailed, &format!("write failed: {e}"), now());
         }
     }
 
@@ -564,7 +574,11 @@ impl Engine {
                 warn!(error = %e, "file read failed while sending");
                 *ws = None;
                 self.session.fail_item(id, &format!("could not read the file: {e}"));
-                self.session.handle_closed(None, "a file could not be read while sending it", now());
+                self.session.handle_socket_error(
+                    DisconnectCode::WriteFailed,
+                    "a file could not be read while sending it",
+                    now(),
+                );
                 return;
             }
             base64::Engine::encode_string(&base64::engine::general_purpose::STANDARD, &buf[..n], &mut out);
@@ -606,7 +620,8 @@ impl Engine {
             Some(Err(e)) => {
                 warn!(error = %e, "socket error");
                 *ws = None;
-                self.session.handle_closed(None, &socket_error_text(&e), t);
+                let (code, text) = socket_error(&e);
+                self.session.handle_socket_error(code, &text, t);
             }
             None => {
                 *ws = None;
@@ -631,8 +646,8 @@ impl Engine {
                     warn!(%e, "outbox confirm failed");
                 }
             }
-            Event::Rejected { id: Some(id), reason, .. } => {
-                let _ = self.persist.outbox_fail(id, reason);
+            Event::Rejected { id: Some(id), code, reason, .. } => {
+                let _ = self.persist.outbox_fail(id, code, reason);
             }
             _ => {}
         }
@@ -655,14 +670,22 @@ impl Engine {
     async fn on_command(&mut self, cmd: Command, ws: &mut Option<Ws>) -> Reply {
         let name = cmd.name();
         let result = match cmd {
-            Command::Text { text, reply_to, id, session } => {
+            Command::Text { text, reply_to, id, session, retry_of } => {
                 let id = id.unwrap_or_else(new_id);
-                let rec =
-                    OutboxRecord { id, payload: Payload::Text { text, reply_to, session }, created_unix: unix_now() };
+                let rec = OutboxRecord {
+                    id,
+                    payload: Payload::Text { text, reply_to, session },
+                    created_unix: unix_now(),
+                    retry_of,
+                };
                 self.queue(rec).await
             }
-            Command::File { path, caption, id, session } => self.queue_file(&path, caption, id, session, false).await,
-            Command::Audio { path, text, id, session } => self.queue_audio(&path, text, id, session).await,
+            Command::File { path, caption, id, session, retry_of } => {
+                self.queue_file(&path, caption, id, session, false, retry_of).await
+            }
+            Command::Audio { path, text, id, session, retry_of } => {
+                self.queue_audio(&path, text, id, session, retry_of).await
+            }
             Command::Prompt { prompt_id, option_id, text } => {
                 self.session.answer_prompt(&prompt_id, option_id.as_deref(), text.as_deref()).map(|()| None)
             }
@@ -680,7 +703,7 @@ impl Engine {
                 found |= before != self.uploads.len();
                 found |= self.session.cancel(&id);
                 if found {
-                    let _ = self.persist.outbox_fail(&id, "cancelled");
+                    let _ = self.persist.outbox_fail(&id, "cancelled", "cancelled");
                     self.emit(Event::Error {
                         code: "cancelled".into(),
                         text: "cancelled".into(),
@@ -689,7 +712,7 @@ impl Engine {
                     .await;
                     Ok(Some(id))
                 } else {
-                    Err("nothing to cancel with this id".into())
+                    Err(Refusal::NothingToCancel)
                 }
             }
             Command::Reconnect => {
@@ -704,8 +727,9 @@ impl Engine {
                 Ok(None)
             }
         };
-        if let Err(reason) = &result {
-            self.emit(Event::Rejected { cmd: name.into(), reason: reason.clone(), id: None }).await;
+        if let Err(r) = &result {
+            self.emit(Event::Rejected { cmd: name.into(), code: r.code().into(), reason: r.to_string(), id: None })
+                .await;
         }
         result
     }
@@ -716,7 +740,7 @@ impl Engine {
         if let Some(o) = &outgoing {
             self.session.check(o)?;
         }
-        self.persist.outbox_insert(&rec).map_err(|e| format!("could not queue the message: {e}"))?;
+        self.persist.outbox_insert(&rec)?;
         let id = rec.id.clone();
         match outgoing {
             Some(o) => self.session.submit(&id, rec.created_unix, o)?,
@@ -726,19 +750,22 @@ impl Engine {
     }
 
     /// The session item for a record; `None` for a v3 file, which is uploaded over HTTP first.
-    fn outgoing_for(&self, rec: &OutboxRecord) -> Result<Option<Outgoing>, String> {
+    fn outgoing_for(&self, rec: &OutboxRecord) -> Result<Option<Outgoing>, Refusal> {
         Ok(Some(match &rec.payload {
             Payload::Text { text, reply_to, session } => {
                 Outgoing::Text { text: text.clone(), reply_to: reply_to.clone(), session: session.clone() }
             }
             Payload::File { .. } if self.cfg.dialect == Dialect::V3 => return Ok(None),
             Payload::File { path, audio: true, caption, .. } => {
-                let wav = std::fs::read(path).map_err(|e| format!("could not read the recording: {e}"))?;
+                let wav = std::fs::read(path)
+                    .map_err(|e| Refusal::FileUnreadable(format!("could not read the recording: {}", io_text(&e))))?;
                 Outgoing::Audio { wav: Arc::from(wav), text: caption.clone() }
             }
             Payload::File { path, filename, mime, caption, .. } => {
                 // only the size now: the bytes are read from the outbox copy while the frames are written
-                let size = std::fs::metadata(path).map_err(|e| format!("could not read {filename}: {e}"))?.len();
+                let size = std::fs::metadata(path)
+                    .map_err(|e| Refusal::FileUnreadable(format!("could not read {filename}: {}", io_text(&e))))?
+                    .len();
                 Outgoing::MediaFile {
                     meta: UpMediaMeta {
                         id: rec.id.clone(),
@@ -761,20 +788,26 @@ impl Engine {
         id: Option<String>,
         session: Option<String>,
         audio: bool,
+        retry_of: Option<String>,
     ) -> Reply {
         let src = PathBuf::from(path);
-        let meta = tokio::fs::metadata(&src).await.map_err(|e| format!("cannot read {path}: {e}"))?;
+        let name = src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.to_string());
+        let meta = tokio::fs::metadata(&src)
+            .await
+            .map_err(|e| Refusal::FileUnreadable(format!("cannot read {name}: {}", io_text(&e))))?;
         if !meta.is_file() {
-            return Err(format!("{path} is not a file"));
+            return Err(Refusal::NotAFile(name));
         }
+        // a file the agent does not take is refused before it is copied anywhere.
+        let features = self.session.features();
+        if !(if audio { features.voice } else { features.files }) {
+            let f = if audio { hermes_protocol::Feature::Voice } else { hermes_protocol::Feature::Files };
+            return Err(Refusal::FeatureOff(f));
+        }
+        // G-9 decision: v3 has no client-side limit (the gateway answers `file_too_large` / HTTP 413)
         let limit = self.session.limits().max_media_bytes;
-        if meta.len() > limit {
-            return Err(format!(
-                "{} is {} bytes; the agent accepts at most {} bytes per file",
-                src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-                meta.len(),
-                limit
-            ));
+        if self.cfg.dialect == Dialect::Adapter && meta.len() > limit {
+            return Err(hermes_protocol::media::MediaError::TooBig { size: meta.len(), limit }.into());
         }
         let filename =
             safe_filename(&src.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), None);
@@ -782,9 +815,9 @@ impl Engine {
         let id = id.unwrap_or_else(new_id);
         // A copy in the outbox folder: the queued message survives the original being moved (nothing lost).
         let dir = self.cfg.outbox_dir.join(safe_filename(&id, None));
-        tokio::fs::create_dir_all(&dir).await.map_err(|e| format!("cannot prepare the upload: {e}"))?;
+        tokio::fs::create_dir_all(&dir).await.map_err(|e| copy_refusal(&e))?;
         let copy = dir.join(&filename);
-        tokio::fs::copy(&src, &copy).await.map_err(|e| format!("cannot prepare the upload: {e}"))?;
+        tokio::fs::copy(&src, &copy).await.map_err(|e| copy_refusal(&e))?;
         let rec = OutboxRecord {
             id,
             payload: Payload::File {
@@ -796,9 +829,11 @@ impl Engine {
                 session,
             },
             created_unix: unix_now(),
+            retry_of,
         };
         let r = self.queue(rec).await;
-        if r.is_err() {
+        // the copy goes with a refusal, unless the id belongs to another message (its copy is that one's)
+        if matches!(&r, Err(e) if !matches!(e, Refusal::IdInUse(_))) {
             let _ = tokio::fs::remove_dir_all(&dir).await;
         }
         r
@@ -810,12 +845,24 @@ impl Engine {
         text: Option<String>,
         id: Option<String>,
         session: Option<String>,
+        retry_of: Option<String>,
     ) -> Reply {
-        let raw = tokio::fs::read(path).await.map_err(|e| format!("cannot read {path}: {e}"))?;
+        if !self.session.features().voice {
+            return Err(Refusal::FeatureOff(hermes_protocol::Feature::Voice));
+        }
+        let raw = tokio::fs::read(path)
+            .await
+            .map_err(|e| Refusal::FileUnreadable(format!("cannot read {path}: {}", io_text(&e))))?;
         // 16 kHz mono PCM16 WAV, whatever the input WAV was.
-        let wav = hermes_voice::wav::to_hermes_wav(&raw).map_err(|e| format!("{path}: {e}"))?;
-        let clips = hermes_voice::wav::split_wav(&wav, hermes_protocol::session::MAX_AUDIO_BYTES)
-            .map_err(|e| format!("{path}: {e}"))?;
+        let wav = hermes_voice::wav::to_hermes_wav(&raw)
+            .map_err(|e| Refusal::FileUnreadable(format!("{path} is not a usable recording: {e}")))?;
+        // the adapter takes at most 8 MiB of audio per message; v3 has no such limit (G-9 decision)
+        let max_clip = match self.cfg.dialect {
+            Dialect::Adapter => hermes_protocol::session::MAX_AUDIO_BYTES,
+            Dialect::V3 => usize::MAX,
+        };
+        let clips = hermes_voice::wav::split_wav(&wav, max_clip)
+            .map_err(|e| Refusal::FileUnreadable(format!("{path} is not a usable recording: {e}")))?;
         let base = id.unwrap_or_else(new_id);
         let tmp = tempdir_in(&self.cfg.outbox_dir).await?;
         let mut first = None;
@@ -823,9 +870,10 @@ impl Engine {
             // longer recordings become several messages.
             let id = if i == 0 { base.clone() } else { format!("{base}-{}", i + 1) };
             let p = tmp.join(format!("voice-{}.wav", i + 1));
-            tokio::fs::write(&p, clip).await.map_err(|e| format!("cannot prepare the recording: {e}"))?;
+            tokio::fs::write(&p, clip).await.map_err(|e| copy_refusal(&e))?;
             let text = if i == 0 { text.clone() } else { None };
-            let r = self.queue_file(&p.to_string_lossy(), text, Some(id), session.clone(), true).await?;
+            let r =
+                self.queue_file(&p.to_string_lossy(), text, Some(id), session.clone(), true, retry_of.clone()).await?;
             first = first.or(r);
         }
         let _ = tokio::fs::remove_dir_all(&tmp).await;
@@ -856,9 +904,14 @@ impl Engine {
                     Ok(())
                 }
             });
-            if let Err(reason) = res {
-                let _ = self.persist.outbox_fail(&id, &reason);
-                self.batch.push(Event::Rejected { cmd: rec.payload.kind().into(), reason, id: Some(id) });
+            if let Err(r) = res {
+                let _ = self.persist.outbox_fail(&id, r.code(), &r.to_string());
+                self.batch.push(Event::Rejected {
+                    cmd: rec.payload.kind().into(),
+                    code: r.code().into(),
+                    reason: r.to_string(),
+                    id: Some(id),
+                });
             }
         }
     }
@@ -888,12 +941,17 @@ impl Engine {
         let tx = self.internal.clone();
         let dir = self.cfg.media_dir.clone();
         let id = meta.id.clone();
+        let limits = crate::http::DownloadLimits {
+            agent_max: max_bytes,
+            user_max: self.cfg.max_download_bytes,
+            keep_free: self.cfg.keep_free_bytes,
+        };
         let task = tokio::spawn(async move {
             let ptx = tx.clone();
             let pid = meta.id.clone();
             let mut last = 0u64;
             let res = http
-                .download(&url, bearer.as_deref(), max_bytes, &dir, &meta.filename, move |done, total| {
+                .download(&url, bearer.as_deref(), limits, &dir, &meta.filename, move |done, total| {
                     if done == total || done - last >= 256 * 1024 {
                         last = done;
                         let _ = ptx.send(Internal::Event(Event::Progress {
@@ -987,10 +1045,16 @@ impl Engine {
                     Payload::File { caption, session, .. } => (caption.clone(), session.clone()),
                     Payload::Text { .. } => (None, None),
                 };
-                if let Err(reason) =
+                if let Err(r) =
                     self.session.submit(&rec.id, rec.created_unix, Outgoing::V3Media { session, caption, media })
                 {
-                    self.emit(Event::Rejected { cmd: "file".into(), reason, id: Some(rec.id) }).await;
+                    self.emit(Event::Rejected {
+                        cmd: "file".into(),
+                        code: r.code().into(),
+                        reason: r.to_string(),
+                        id: Some(rec.id),
+                    })
+                    .await;
                 }
             }
             Internal::UploadFailed { id, error } => {
@@ -1013,8 +1077,17 @@ impl Engine {
                     }
                     _ => {
                         self.uploads.retain(|r| r.id != id);
-                        self.emit(Event::Rejected { cmd: "file".into(), reason: error.to_string(), id: Some(id) })
-                            .await;
+                        let r = match error {
+                            HttpError::FileTooLarge { .. } => Refusal::FileTooLarge(error.to_string()),
+                            _ => Refusal::UploadFailed(error.to_string()),
+                        };
+                        self.emit(Event::Rejected {
+                            cmd: "file".into(),
+                            code: r.code().into(),
+                            reason: r.to_string(),
+                            id: Some(id),
+                        })
+                        .await;
                     }
                 }
             }
@@ -1035,7 +1108,8 @@ fn media_event(meta: &MediaMeta, path: &Path, size: u64, session: Option<String>
     }
 }
 
-/// G-4b: fill what can be read from the file (image size from its header, a WAV's duration).
+/// G-4b: fill what can be read from the file (image size from its header, a WAV's duration, a video's size and
+/// duration from its container).
 fn describe(path: &Path, media_id: &str, name: String, mime: String, size: u64) -> MediaDescriptor {
     let mut d = MediaDescriptor {
         id: media_id.into(),
@@ -1050,11 +1124,14 @@ fn describe(path: &Path, media_id: &str, name: String, mime: String, size: u64) 
         d.name = None; // voice carries no name (§4)
         d.duration = std::fs::read(path).ok().and_then(|b| hermes_voice::wav::duration_secs(&b));
     } else if d.mime.starts_with("image/")
-        && let Ok(b) = std::fs::read(path)
+        && let Ok(b) = crate::mediainfo::head(path)
         && let Some((w, h)) = files::image_size(&b)
     {
         d.width = Some(w);
         d.height = Some(h);
+    } else if d.mime.starts_with("video/") {
+        let v = crate::mediainfo::video(path);
+        (d.width, d.height, d.duration) = (v.width, v.height, v.duration);
     }
     d
 }
@@ -1067,35 +1144,78 @@ fn new_id() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
-async fn tempdir_in(dir: &Path) -> Result<PathBuf, String> {
+async fn tempdir_in(dir: &Path) -> Result<PathBuf, Refusal> {
     let p = dir.join(format!(".rec-{}", new_id()));
-    tokio::fs::create_dir_all(&p).await.map_err(|e| format!("cannot prepare the recording: {e}"))?;
+    tokio::fs::create_dir_all(&p).await.map_err(|e| copy_refusal(&e))?;
     Ok(p)
 }
 
-fn socket_error_text(e: &tungstenite::Error) -> String {
+/// A socket error in a word and a short text (no OS error numbers: the word is what the user is shown).
+fn socket_error(e: &tungstenite::Error) -> (DisconnectCode, String) {
     match e {
-        tungstenite::Error::Capacity(c) => format!("frame too large: {c}"),
-        tungstenite::Error::Protocol(p) => format!("protocol error: {p}"),
-        tungstenite::Error::Io(io) => format!("network error: {io}"),
-        other => other.to_string(),
+        tungstenite::Error::Capacity(c) => (DisconnectCode::Protocol, format!("frame too large: {c}")),
+        tungstenite::Error::Protocol(p) => (DisconnectCode::Protocol, format!("protocol error: {p}")),
+        tungstenite::Error::Io(io) => (io_code(io), io_text(io)),
+        tungstenite::Error::Tls(t) => (DisconnectCode::Tls, format!("TLS failed: {t}")),
+        tungstenite::Error::Url(u) => (DisconnectCode::Dns, u.to_string()),
+        other => (DisconnectCode::Lost, other.to_string()),
+    }
+}
+
+/// The cause of a network error in a word.
+fn io_code(e: &std::io::Error) -> DisconnectCode {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::ConnectionRefused => DisconnectCode::Refused,
+        K::TimedOut => DisconnectCode::Timeout,
+        K::HostUnreachable | K::NetworkUnreachable | K::NetworkDown | K::AddrNotAvailable => {
+            DisconnectCode::Unreachable
+        }
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => DisconnectCode::Lost,
+        // getaddrinfo failures come as `Other`/`Uncategorized` with this text
+        _ if e.to_string().contains("failed to lookup address") || e.to_string().contains("Name or service") => {
+            DisconnectCode::Dns
+        }
+        _ if e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()) => DisconnectCode::Tls,
+        _ => DisconnectCode::Lost,
+    }
+}
+
+/// An OS error without its "(os error N)" tail.
+fn io_text(e: &std::io::Error) -> String {
+    let t = e.to_string();
+    match t.find(" (os error") {
+        Some(i) => t[..i].to_lowercase(),
+        None => t,
+    }
+}
+
+/// Copying a file into the outbox folder failed: the disk is full, or the file is unreadable.
+fn copy_refusal(e: &std::io::Error) -> Refusal {
+    if e.kind() == std::io::ErrorKind::StorageFull || e.raw_os_error() == Some(28) {
+        Refusal::DiskFull
+    } else {
+        Refusal::FileUnreadable(format!("cannot prepare the upload: {}", io_text(e)))
     }
 }
 
 /// Open the WebSocket (TLS through the shared rustls config). Frames over 16 MiB are refused.
-async fn dial(url: Url, timeout: Duration) -> Result<Ws, (Option<u16>, String)> {
+async fn dial(url: Url, timeout: Duration) -> Result<Ws, DialError> {
     let cfg = WebSocketConfig::default()
         .max_message_size(Some(hermes_protocol::adapter::MAX_FRAME_BYTES + 64 * 1024))
         .max_frame_size(Some(hermes_protocol::adapter::MAX_FRAME_BYTES + 64 * 1024));
     let connector = Connector::Rustls(crate::tls::client_config());
     let fut = tokio_tungstenite::connect_async_tls_with_config(url.as_str(), Some(cfg), false, Some(connector));
     match tokio::time::timeout(timeout, fut).await {
-        Err(_) => Err((None, format!("no answer within {} s", timeout.as_secs()))),
+        Err(_) => Err((None, DisconnectCode::Timeout, format!("no answer within {} s", timeout.as_secs()))),
         Ok(Err(tungstenite::Error::Http(resp))) => {
             let status = resp.status().as_u16();
-            Err((Some(status), format!("the server refused the connection (HTTP {status})")))
+            Err((Some(status), DisconnectCode::Http, format!("the server refused the connection (HTTP {status})")))
         }
-        Ok(Err(e)) => Err((None, socket_error_text(&e))),
+        Ok(Err(e)) => {
+            let (code, text) = socket_error(&e);
+            Err((None, code, text))
+        }
         Ok(Ok((ws, _))) => Ok(ws),
     }
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use hermes_protocol::Event;
+use hermes_protocol::{Event, Refusal};
 
 /// One durable outbox entry: enough to rebuild the frame after a restart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,6 +15,9 @@ pub struct OutboxRecord {
     pub id: String,
     pub payload: Payload,
     pub created_unix: i64,
+    /// The failed message this one sends again under a new id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_of: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,13 +57,18 @@ impl Payload {
 /// The engine's durable side. Calls are short and synchronous (SQLite on a local disk).
 pub trait Persist: Send + 'static {
     /// Write an entry before it is sent. An error means nothing is sent (the user is told).
-    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String>;
+    ///
+    /// **Decision (retry, A-6):** an id already used is refused with [`Refusal::IdInUse`] — except an entry that
+    /// failed here without reaching the agent (refused locally, cancelled, unreadable), which goes back into the queue
+    /// under the same id: resending it is what the user's Retry means. A message the agent received (confirmed, or
+    /// answered with an error) is retried as a new message with a new id (`retry_of`): the adapter drops repeats.
+    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), Refusal>;
     /// Entries not yet confirmed, in original order (loaded at start).
     fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String>;
     /// The server confirmed it: never resent.
     fn outbox_confirm(&mut self, id: &str) -> Result<(), String>;
-    /// Refused for good or cancelled: kept out of the queue with the reason.
-    fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String>;
+    /// Refused for good or cancelled: kept out of the queue with the refusal's code and text.
+    fn outbox_fail(&mut self, id: &str, code: &str, reason: &str) -> Result<(), String>;
     /// Every event, for history (messages, media index). Default: nothing.
     fn record(&mut self, _event: &Event) {}
     /// Cards shown before this start that still wait for an answer (loaded at start, so they can be answered).
@@ -76,14 +84,19 @@ pub struct MemoryPersist {
     entries: BTreeMap<u64, OutboxRecord>,
     next: u64,
     pub failed: Vec<(String, String)>,
+    /// Ids confirmed by the agent: never queued again.
+    confirmed: std::collections::HashSet<String>,
 }
 
 impl Persist for MemoryPersist {
-    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String> {
-        if !self.entries.values().any(|r| r.id == rec.id) {
-            self.entries.insert(self.next, rec.clone());
-            self.next += 1;
+    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), Refusal> {
+        if self.confirmed.contains(&rec.id) || self.entries.values().any(|r| r.id == rec.id) {
+            return Err(Refusal::IdInUse(rec.id.clone()));
         }
+        // a failed one goes back into the queue under its id
+        self.failed.retain(|(id, _)| *id != rec.id);
+        self.entries.insert(self.next, rec.clone());
+        self.next += 1;
         Ok(())
     }
     fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String> {
@@ -91,9 +104,10 @@ impl Persist for MemoryPersist {
     }
     fn outbox_confirm(&mut self, id: &str) -> Result<(), String> {
         self.entries.retain(|_, r| r.id != id);
+        self.confirmed.insert(id.to_string());
         Ok(())
     }
-    fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String> {
+    fn outbox_fail(&mut self, id: &str, _code: &str, reason: &str) -> Result<(), String> {
         self.entries.retain(|_, r| r.id != id);
         self.failed.push((id.to_string(), reason.to_string()));
         Ok(())

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use hermes_protocol::Event;
+use hermes_protocol::{Event, Refusal};
 use hermes_store::{
     Assembly, Card, Delivery, Direction, MediaEntry, MediaOrigin, Message, MessageError, NewOutboxEntry, OutboxKind,
-    Store, now_ms,
+    OutboxState, Store, now_ms,
 };
 use sha2::{Digest as _, Sha256};
 use tracing::warn;
@@ -147,8 +147,8 @@ impl Persist for StorePersist {
         cards.into_iter().map(|c| (c.id, serde_json::from_value(c.options).unwrap_or_default())).collect()
     }
 
-    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), String> {
-        let payload = serde_json::to_value(rec).map_err(err)?;
+    fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), Refusal> {
+        let payload = serde_json::to_value(rec).map_err(|_| Refusal::Store)?;
         let kind = match rec.payload.kind() {
             "text" => OutboxKind::Text,
             "audio" => OutboxKind::Audio,
@@ -161,25 +161,52 @@ impl Persist for StorePersist {
             }
         };
         let profile_id = self.profile_id.clone();
-        self.with(|s| {
-            s.atomically(|s| {
-                let conv = self.conversation_for(s, session.as_deref())?;
-                // the outbox entry and the local echo: both or neither
-                s.outbox_insert(&NewOutboxEntry {
-                    id: rec.id.clone(),
-                    profile_id: profile_id.clone(),
-                    conversation_id: conv.clone(),
-                    kind,
-                    payload: payload.clone(),
-                })?;
-                let mut m = Message::new(&conv, Direction::Out, &text, rec.created_unix * 1000);
-                m.id = rec.id.clone();
-                if let Payload::Text { reply_to, .. } = &rec.payload {
-                    m.reply_to = reply_to.clone();
+        let guard = self.store.lock().map_err(|_| Refusal::Store)?;
+        let res = guard.atomically(|s| {
+            // A-6 and the retry rule (Persist::outbox_insert): a failed entry that never reached the agent goes back
+            // into the queue under its id; any other used id is refused.
+            if let Some(old) = s.outbox_get(&rec.id)? {
+                if old.state != OutboxState::Failed {
+                    return Ok(Err(Refusal::IdInUse(rec.id.clone())));
                 }
-                s.message_upsert(&m)
-            })
-        })
+                s.outbox_retry(&rec.id)?;
+                if let Some(mut m) = s.message_get(&rec.id)? {
+                    m.delivery = Some(Delivery::Queued);
+                    m.error = None;
+                    m.updated_at = now_ms();
+                    s.message_upsert(&m)?;
+                }
+                return Ok(Ok(()));
+            }
+            if s.message_get(&rec.id)?.is_some() {
+                return Ok(Err(Refusal::IdInUse(rec.id.clone())));
+            }
+            let conv = self.conversation_for(s, session.as_deref())?;
+            // the outbox entry and the local echo: both or neither
+            s.outbox_insert(&NewOutboxEntry {
+                id: rec.id.clone(),
+                profile_id: profile_id.clone(),
+                conversation_id: conv.clone(),
+                kind,
+                payload: payload.clone(),
+            })?;
+            let mut m = Message::new(&conv, Direction::Out, &text, rec.created_unix * 1000);
+            m.id = rec.id.clone();
+            m.retry_of = rec.retry_of.clone();
+            if let Payload::Text { reply_to, .. } = &rec.payload {
+                m.reply_to = reply_to.clone();
+            }
+            s.message_upsert(&m)?;
+            Ok(Ok(()))
+        });
+        match res {
+            Ok(r) => r,
+            Err(hermes_store::Error::DiskFull) => Err(Refusal::DiskFull),
+            Err(e) => {
+                warn!(%e, "could not queue a message");
+                Err(Refusal::Store)
+            }
+        }
     }
 
     fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String> {
@@ -194,7 +221,8 @@ impl Persist for StorePersist {
         self.with(|s| {
             s.atomically(|s| {
                 s.outbox_confirm(id)?;
-                if s.message_get(id)?.is_some() {
+                // an error from the agent for this message wins over the delivery confirmation that follows it
+                if s.message_get(id)?.is_some_and(|m| m.delivery != Some(Delivery::Failed)) {
                     s.message_set_delivery(id, Delivery::Delivered)?;
                 }
                 Ok(())
@@ -202,15 +230,15 @@ impl Persist for StorePersist {
         })
     }
 
-    fn outbox_fail(&mut self, id: &str, reason: &str) -> Result<(), String> {
+    fn outbox_fail(&mut self, id: &str, code: &str, reason: &str) -> Result<(), String> {
         self.with(|s| {
             s.atomically(|s| {
-                if s.outbox_get(id)?.is_some() {
+                if s.outbox_get(id)?.is_some_and(|e| e.state != OutboxState::Confirmed) {
                     s.outbox_fail(id, reason)?;
                 }
                 if s.message_get(id)?.is_some() {
                     s.message_set_delivery(id, Delivery::Failed)?;
-                    s.message_set_error(id, Some(&MessageError { code: "not_sent".into(), text: reason.into() }))?;
+                    s.message_set_error(id, Some(&MessageError { code: code.into(), text: reason.into() }))?;
                 }
                 Ok(())
             })
@@ -223,7 +251,8 @@ impl Persist for StorePersist {
                 if s.outbox_get(id)?.is_some() {
                     s.outbox_mark_in_flight(id)?;
                 }
-                if s.message_get(id)?.is_some() {
+                // never back from failed (an error for it came first) or delivered (the Pong overtook it)
+                if s.message_get(id)?.is_some_and(|m| m.delivery == Some(Delivery::Queued)) {
                     s.message_set_delivery(id, Delivery::Sent)?;
                 }
                 Ok(())
@@ -252,9 +281,14 @@ impl Persist for StorePersist {
             Event::PromptDone { prompt_id, option_id, expired } => {
                 self.with(|s| s.card_done(&self.profile_id, prompt_id, option_id.as_deref(), *expired))
             }
+            // The agent refused one of our messages (it had received it): failed with its error, for good — the
+            // delivery confirmation that may follow does not change it.
             Event::Error { code, text, id: Some(id) } => self.with(|s| {
-                if s.message_get(id)?.is_some() {
+                if let Some(m) = s.message_get(id)? {
                     s.message_set_error(id, Some(&MessageError { code: code.clone(), text: text.clone() }))?;
+                    if m.direction == Direction::Out && code != "upload_failed" {
+                        s.message_set_delivery(id, Delivery::Failed)?;
+                    }
                 }
                 Ok(())
             }),

@@ -232,11 +232,14 @@ async fn a18_a19_files_up_single_and_in_parts_and_over_limit_refused_before_send
         caption: Some("cap".into()),
         id: None,
         session: None,
+        retry_of: None,
     };
     let a = c.handle.command(send(&small)).await.unwrap().unwrap();
     let b = c.handle.command(send(&big)).await.unwrap().unwrap();
     let refused = c.handle.command(send(&huge)).await;
-    assert!(refused.unwrap_err().contains("at most"), "over-limit explained");
+    let refused = refused.unwrap_err();
+    assert_eq!(refused.code(), "too_big");
+    assert!(refused.to_string().contains("at most"), "over-limit explained: {refused}");
     c.wait(30, |e| matches!(e, Event::Delivered { id } if *id == b)).await;
     let ups: Vec<_> = c.seen.iter().filter(|e| matches!(e, Event::Progress { id, .. } if *id == b)).collect();
     assert_eq!(ups.len(), 3, "9 MiB goes in 3 parts with progress");
@@ -279,7 +282,13 @@ async fn a18_upload_progress_moves_part_by_part_and_cancel_stops_between_parts()
     std::fs::write(&big, vec![7u8; 12 * 1024 * 1024]).unwrap(); // 4 parts of 3 MiB
     let id = c
         .handle
-        .command(Command::File { path: big.to_string_lossy().into(), caption: None, id: None, session: None })
+        .command(Command::File {
+            path: big.to_string_lossy().into(),
+            caption: None,
+            id: None,
+            session: None,
+            retry_of: None,
+        })
         .await
         .unwrap()
         .unwrap();

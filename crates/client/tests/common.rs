@@ -69,7 +69,13 @@ impl Client {
 
     pub async fn text(&self, text: &str) -> String {
         self.handle
-            .command(hermes_protocol::Command::Text { text: text.into(), reply_to: None, id: None, session: None })
+            .command(hermes_protocol::Command::Text {
+                text: text.into(),
+                reply_to: None,
+                id: None,
+                session: None,
+                retry_of: None,
+            })
             .await
             .expect("accepted")
             .expect("an id")

@@ -51,7 +51,7 @@ impl Peer {
                 if !matches!(rx.next().await, Some(Ok(Message::Text(_)))) {
                     continue;
                 }
-                let ready = r#"{"t":"ready","session":"mobile:hostile","capabilities":{"media":true,"max_media_bytes":8388608}}"#;
+                let ready = r#"{"t":"ready","session":"mobile:hostile","capabilities":{"max_media_bytes":8388608}}"#;
                 if tx.send(Message::text(ready)).await.is_err() {
                     continue;
                 }

@@ -173,7 +173,7 @@ async fn send_text(handle: &Handle, texts: &mut HashMap<String, String>, rng: &m
     let text = format!("soak message {} {}", texts.len(), rng.next_u64());
     let drops = seen.lock().unwrap().disconnects;
     let id = handle
-        .command(Command::Text { text: text.clone(), reply_to: None, id: None, session: None })
+        .command(Command::Text { text: text.clone(), reply_to: None, id: None, session: None, retry_of: None })
         .await
         .unwrap_or_else(|e| panic!("seed {seed}: text {text} refused: {e}"))
         .unwrap();
@@ -274,7 +274,13 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
         proxy.half_open();
         let before = seen.lock().unwrap().readies;
         let id = handle
-            .command(Command::Text { text: "into the void".into(), reply_to: None, id: None, session: None })
+            .command(Command::Text {
+                text: "into the void".into(),
+                reply_to: None,
+                id: None,
+                session: None,
+                retry_of: None,
+            })
             .await
             .unwrap()
             .unwrap();
@@ -329,6 +335,7 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
                     caption: Some(format!("file {uploads_done}")),
                     id: None,
                     session: None,
+                    retry_of: None,
                 })
                 .await
                 .unwrap()

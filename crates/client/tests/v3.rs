@@ -83,6 +83,7 @@ async fn g9_upload_over_http_then_media_message_and_download_of_agent_files() {
             caption: Some("look".into()),
             id: None,
             session: None,
+            retry_of: None,
         })
         .await
         .unwrap()
@@ -165,7 +166,13 @@ async fn g9_g10_a_failed_upload_is_retried_after_a_backoff_delay_without_reconne
     std::fs::write(&path, b"retry me").unwrap();
     let id = c
         .handle
-        .command(Command::File { path: path.to_string_lossy().into(), caption: None, id: None, session: None })
+        .command(Command::File {
+            path: path.to_string_lossy().into(),
+            caption: None,
+            id: None,
+            session: None,
+            retry_of: None,
+        })
         .await
         .unwrap()
         .unwrap();

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use hermes_protocol::adapter::{DecodeError, Device, Down, Up, decode_up, encode};
 use hermes_protocol::media::safe_filename;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
@@ -149,15 +149,11 @@ async fn run(sh: Arc<Shared>, mut sock: WebSocket, device: Device) {
     let dev = device.id.clone();
     let (tx, mut rx) = mpsc::unbounded_channel::<Out>();
     let conn = sh.register(Dialect::Adapter, &dev, tx.clone());
-    let mut caps = Map::new();
-    for c in ["text", "audio", "media", "prompt"] {
-        caps.insert(c.into(), Value::Bool(true));
-    }
-    caps.insert("max_media_bytes".into(), sh.cfg.max_media_bytes.into());
+    // the real adapter announces only `max_media_bytes`; tests choose other shapes (Config::capabilities).
     let ready = Down::Ready {
         session: format!("mobile:{dev}"),
         avatar_url: sh.cfg.avatar_url.clone(),
-        capabilities: Some(caps),
+        capabilities: sh.cfg.ready_capabilities(),
     };
     tracing::info!(device = %dev, conn, "adapter: ready");
     if send(&mut sock, &ready).await {
@@ -260,8 +256,9 @@ async fn handle(
             let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data.as_bytes()) else {
                 return send(sock, &error("bad_frame", "audio: invalid base64", Some(id))).await;
             };
-            let limit = sh.cfg.max_media_bytes;
-            if bytes.len() as u64 > limit {
+            // audio up to 8 MiB, whatever the per-file media limit
+            let limit = hermes_protocol::session::MAX_AUDIO_BYTES;
+            if bytes.len() > limit {
                 let t = format!("audio is {} bytes; at most {limit}", bytes.len());
                 return send(sock, &error("too_big", t, Some(id))).await;
             }

@@ -72,6 +72,8 @@ pub struct Config {
     pub v3_user_id: String,
     /// Per-file media limit, announced as `capabilities.max_media_bytes` and used for v3 uploads.
     pub max_media_bytes: u64,
+    /// What the adapter's `ready` says in `capabilities`. By default the real adapter's shape.
+    pub capabilities: Capabilities,
     /// Run the demo agent (replies, cards, media). Off: the server only accepts and logs.
     pub demo: bool,
     /// Where received and demo files are kept; `None` = a temporary folder removed at shutdown.
@@ -95,6 +97,60 @@ pub struct Config {
     /// agent, so that upload progress (and its cancel button) can be seen and tested. Zero by default. A slow agent's
     /// sockets also get a small receive buffer, so that the kernel does not swallow most of an upload at once.
     pub upload_delay: Duration,
+    /// Hermes's DM pairing (A-8, spec §10): an adapter device not yet approved gets a pairing-code reply to its first
+    /// message and no answer at all to later ones, until [`Running::approve_device`]. Off by default: every device
+    /// is answered.
+    pub pairing_code_first: bool,
+}
+
+/// What the adapter announces in `ready.capabilities`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Capabilities {
+    /// `{"max_media_bytes": <Config::max_media_bytes>}` and nothing else: what the real adapter sends.
+    Real,
+    /// No `capabilities` key at all.
+    Absent,
+    /// Exactly this object (`{}`, `{"media": false}`, `{"audio": false, "max_media_bytes": 0}`…). Its
+    /// `max_media_bytes` (8 MiB when absent, A-3) is also the limit the server enforces on files.
+    Custom(serde_json::Map<String, serde_json::Value>),
+}
+
+impl Capabilities {
+    /// Parses the `--capabilities` flag: `absent`, `real`, or a JSON object.
+    pub fn parse(s: &str) -> Result<Capabilities, String> {
+        match s.trim() {
+            "real" => Ok(Capabilities::Real),
+            "absent" => Ok(Capabilities::Absent),
+            json => match serde_json::from_str::<serde_json::Value>(json) {
+                Ok(serde_json::Value::Object(m)) => Ok(Capabilities::Custom(m)),
+                _ => Err(format!("--capabilities: `real`, `absent` or a JSON object, not {json:?}")),
+            },
+        }
+    }
+}
+
+impl Config {
+    /// The `capabilities` object of `ready`, or `None` when it is absent.
+    pub fn ready_capabilities(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        match &self.capabilities {
+            Capabilities::Real => {
+                let mut m = serde_json::Map::new();
+                m.insert("max_media_bytes".into(), self.max_media_bytes.into());
+                Some(m)
+            }
+            Capabilities::Absent => None,
+            Capabilities::Custom(m) => Some(m.clone()),
+        }
+    }
+
+    /// The per-file limit the adapter enforces: the announced `max_media_bytes`, 8 MiB when it announces none.
+    pub fn adapter_media_limit(&self) -> u64 {
+        match &self.capabilities {
+            Capabilities::Real => self.max_media_bytes,
+            Capabilities::Absent => 8 * MIB,
+            Capabilities::Custom(m) => m.get("max_media_bytes").and_then(serde_json::Value::as_u64).unwrap_or(8 * MIB),
+        }
+    }
 }
 
 /// `SO_RCVBUF` of a slow agent's sockets ([`Config::upload_delay`]).
@@ -114,6 +170,7 @@ impl Default for Config {
             v3_jwt_secret: Some(DEV_JWT_SECRET.to_string()),
             v3_user_id: "user".to_string(),
             max_media_bytes: 8 * MIB,
+            capabilities: Capabilities::Real,
             demo: true,
             media_dir: None,
             avatar_url: None,
@@ -124,6 +181,7 @@ impl Default for Config {
             hello_timeout: Duration::from_secs(30),
             log: None,
             upload_delay: Duration::ZERO,
+            pairing_code_first: false,
         }
     }
 }
@@ -183,6 +241,8 @@ pub(crate) struct Shared {
     pub media: Mutex<HashMap<String, StoredFile>>,
     /// Adapter demo files served at `/files/{name}` (A-20 `url`).
     pub files: Mutex<HashMap<String, StoredFile>>,
+    /// [`Config::pairing_code_first`]: the devices approved, and those that were sent their pairing code.
+    pub pairing: Mutex<demo::Pairing>,
     pub shutdown: watch::Sender<bool>,
 }
 
@@ -286,7 +346,7 @@ pub async fn start(cfg: Config) -> anyhow::Result<Running> {
             (t.path().to_path_buf(), Some(t))
         }
     };
-    let limits = MediaLimits { max_media_bytes: cfg.max_media_bytes };
+    let limits = MediaLimits { max_media_bytes: cfg.adapter_media_limit() };
     let log = cfg.log.as_ref().map_or_else(|| Arc::new(log::Log::new()), |h| h.0.clone());
     let shared = Arc::new(Shared {
         cfg,
@@ -300,6 +360,7 @@ pub async fn start(cfg: Config) -> anyhow::Result<Running> {
         cards: Mutex::new(cards::Cards::default()),
         media: Mutex::new(HashMap::new()),
         files: Mutex::new(HashMap::new()),
+        pairing: Mutex::new(demo::Pairing::default()),
         shutdown: watch::Sender::new(false),
     });
     let app = http::router(shared.clone());
@@ -340,6 +401,11 @@ impl Running {
     /// `http://127.0.0.1:PORT`: the HTTP origin (G-9).
     pub fn http_base(&self) -> String {
         format!("http://{}", self.shared.addr)
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &Config {
+        &self.shared.cfg
     }
 
     /// The adapter token in force.
@@ -398,6 +464,11 @@ impl Running {
         for c in lock(&self.shared.conns).values() {
             let _ = c.tx.send(Out::Close(code, reason.to_string()));
         }
+    }
+
+    /// The owner ran `hermes pairing approve` for `device` ([`Config::pairing_code_first`]): its messages are answered.
+    pub fn approve_device(&self, device: &str) {
+        lock(&self.shared.pairing).approve(device);
     }
 
     /// Push an adapter frame to every live connection of `device` (e.g. a cron delivery). Returns how many got it.

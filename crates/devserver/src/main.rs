@@ -22,6 +22,10 @@ struct Args {
     /// Per-file media limit in bytes (announced as capabilities.max_media_bytes).
     #[arg(long, default_value_t = 8 * 1024 * 1024)]
     max_media_bytes: u64,
+    /// `ready.capabilities` of the adapter: `real` (only `max_media_bytes`, as the real adapter), `absent`, or a
+    /// JSON object such as '{"media":false}' or '{}'.
+    #[arg(long, default_value = "real", value_parser = hermes_devserver::Capabilities::parse)]
+    capabilities: hermes_devserver::Capabilities,
     /// Where received and demo files are kept (default: a temporary folder).
     #[arg(long)]
     media_dir: Option<PathBuf>,
@@ -63,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
         v3_jwt_secret: Some(secret),
         v3_user_id: a.v3_user.clone(),
         max_media_bytes: a.max_media_bytes,
+        capabilities: a.capabilities,
         demo: !a.no_demo,
         media_dir: a.media_dir,
         avatar_url: a.avatar_url,

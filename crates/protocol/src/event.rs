@@ -27,6 +27,8 @@ pub enum Event {
         #[cfg_attr(feature = "specta", specta(optional))]
         avatar_url: Option<String>,
         capabilities: Map<String, Value>,
+        /// What the agent accepts, decided from `capabilities` (A-3): the front ends use this, never the raw map.
+        features: Features,
     },
     /// A reply as a whole so far (A-9, A-10, A-21; G-5, G-6): `text` is the complete text, `final` ends it.
     Message {
@@ -104,8 +106,10 @@ pub enum Event {
     Sent { id: String },
     /// A-6: the server's WebSocket layer read it (Pong after the write).
     Delivered { id: String },
-    /// The connection dropped; the next attempt is in `retry_in_ms` (absent: no retry scheduled).
+    /// The connection dropped, or an attempt failed; the next attempt is in `retry_in_ms` (absent: no retry
+    /// scheduled). `code` says why in a word the front ends translate (see [`DisconnectCode`]); `reason` is detail.
     Disconnected {
+        code: DisconnectCode,
         reason: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "specta", specta(optional))]
@@ -113,14 +117,89 @@ pub enum Event {
     },
     /// A-4 / G-3: no retry until settings change.
     AccessDenied { reason: String },
-    /// A command refused locally; nothing was sent.
+    /// A command refused locally; nothing was sent. `code` is [`crate::Refusal::code`]; `reason` a human text.
     Rejected {
         cmd: String,
+        code: String,
         reason: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "specta", specta(optional))]
         id: Option<String>,
     },
+}
+
+/// What the agent accepts (A-3 decision). Text and card answers are base frames and always on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+pub struct Features {
+    /// Files: adapter `media` frames, v3 uploads.
+    pub files: bool,
+    /// Voice messages: adapter `audio` frames, v3 uploads.
+    pub voice: bool,
+    /// The per-file limit in bytes; absent where the agent alone decides (v3, G-9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "specta", specta(optional))]
+    pub max_file_bytes: Option<u64>,
+}
+
+impl Features {
+    /// The adapter's rule (A-3 decision): a base frame is on unless the agent switches it off — a known key present
+    /// and `false` (`media`, `audio`), or `max_media_bytes` 0 (no file uploads). Absent, empty or unknown keys change
+    /// nothing. `max_media_bytes` is the per-file limit, 8 MiB when absent or not a positive number (A-3, A-19).
+    pub fn adapter(caps: &Map<String, Value>) -> Features {
+        let off = |key: &str| caps.get(key) == Some(&Value::Bool(false));
+        let limit = caps.get("max_media_bytes").and_then(Value::as_u64);
+        Features {
+            files: !off("media") && limit != Some(0),
+            voice: !off("audio"),
+            max_file_bytes: Some(crate::media::MediaLimits::from_capabilities(caps).max_media_bytes),
+        }
+    }
+
+    /// v3: the gateway has no capability negotiation; files and voice go up over HTTP and the gateway alone sets the
+    /// size limit (G-9 decision).
+    pub fn v3() -> Features {
+        Features { files: true, voice: true, max_file_bytes: None }
+    }
+}
+
+impl Default for Features {
+    /// Before the first `ready`: everything on (A-3 rule: on until the agent says otherwise).
+    fn default() -> Self {
+        Features { files: true, voice: true, max_file_bytes: None }
+    }
+}
+
+/// Why the connection dropped or an attempt failed, in a word the front ends translate ("Can't reach host:port —
+/// connection refused").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
+#[serde(rename_all = "snake_case")]
+pub enum DisconnectCode {
+    /// Nothing listens at the address (connection refused).
+    Refused,
+    /// No route to the host, or the network is down.
+    Unreachable,
+    /// The host name is not known.
+    Dns,
+    /// No answer in time.
+    Timeout,
+    /// TLS or certificate failure.
+    Tls,
+    /// The WebSocket upgrade was refused with an HTTP status (401/403 are access denied instead).
+    Http,
+    /// The agent closed the connection.
+    Closed,
+    /// The connection dropped.
+    Lost,
+    /// No frame at all for 90 s (a half-open connection).
+    Dead,
+    /// The socket opened but no `ready` came in time.
+    NoReady,
+    /// Writing to the socket failed.
+    WriteFailed,
+    /// The agent broke the WebSocket protocol (or sent a frame over the size limit).
+    Protocol,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,6 +228,10 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
+        /// The failed message this one sends again (under a new id: the agent had received the first, A-6).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
+        retry_of: Option<String>,
     },
     File {
         path: String,
@@ -161,6 +244,9 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
+        retry_of: Option<String>,
     },
     Audio {
         path: String,
@@ -173,6 +259,9 @@ pub enum Command {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[cfg_attr(feature = "specta", specta(optional))]
         session: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "specta", specta(optional))]
+        retry_of: Option<String>,
     },
     Prompt {
         prompt_id: String,

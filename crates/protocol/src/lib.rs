@@ -9,9 +9,11 @@ pub mod event;
 pub mod heartbeat;
 pub mod media;
 pub mod outbox;
+pub mod refusal;
 pub mod reply;
 pub mod session;
 pub mod v3;
 
-pub use event::{Command, Direction, Event, SmallString};
+pub use event::{Command, Direction, DisconnectCode, Event, Features, SmallString};
+pub use refusal::{Feature, Refusal};
 pub use session::{Config, Dialect, DownloadSource, Io, Outgoing, Session};

@@ -222,6 +222,30 @@ impl ReplyAssembler {
     pub fn tracked(&self) -> usize {
         self.index.len()
     }
+
+    /// `typing{stop:true}` (A-11: "switches the indicator off at once, like a final"): every reply still open (no
+    /// `final` yet, or chunks missing) is finished now with the text it has, oldest first. A chunk that still arrives
+    /// later updates it again.
+    pub fn finish_open(&mut self) -> Vec<ReplyUpdate> {
+        let mut out = Vec::new();
+        for &s in &self.order {
+            let Some(e) = self.slots.get_mut(s as usize) else { continue };
+            let r = &mut e.reply;
+            if r.released || r.truncated || r.is_complete() || r.chunks.is_empty() {
+                continue;
+            }
+            r.final_seen = true;
+            r.total = None;
+            out.push(ReplyUpdate {
+                text: SmallString::from_string(r.text()),
+                final_: true,
+                reply_to: r.reply_to.clone(),
+                session: None,
+                id: SmallString::from(String::from_utf8_lossy(&e.id).as_ref()),
+            });
+        }
+        out
+    }
 }
 
 /// v3 streams, one open stream per conversation (G-5, G-6).

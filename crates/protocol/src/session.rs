@@ -20,10 +20,11 @@ use serde_json::{Map, Value};
 
 use crate::adapter::{self, Device, Down, Up};
 use crate::backoff::{BackoffPolicy, Jitter, backoff};
-use crate::event::{Direction, Event, PromptOption};
+use crate::event::{Direction, DisconnectCode, Event, Features, PromptOption};
 use crate::heartbeat::{Heartbeat, HeartbeatAction};
 use crate::media::{self, MediaAssembler, MediaError, MediaLimits, MediaMeta, MediaOutput, UpMediaMeta, UploadPlan};
 use crate::outbox::Outbox;
+use crate::refusal::{Feature, Refusal};
 use crate::reply::{ReplyAssembler, ReplyUpdate, StreamAssembler};
 use crate::v3::{self, Body, Envelope, MediaDescriptor};
 
@@ -131,7 +132,9 @@ pub enum Io {
     Close { code: u16, reason: String },
     /// A received file is whole: save it (inside the media folder, under `meta.filename`), then emit `media`.
     Save { meta: MediaMeta, bytes: Vec<u8>, session: Option<String> },
-    /// A received file must be downloaded (at most `max_bytes`), then saved and announced like `Save`.
+    /// A received file must be downloaded (at most `max_bytes`: the adapter's per-file limit, `u64::MAX` on v3, which
+    /// has none; the caller applies its own download cap and the free disk space too), then saved and announced
+    /// like `Save`.
     Download { meta: MediaMeta, source: DownloadSource, max_bytes: u64, session: Option<String> },
 }
 
@@ -180,6 +183,7 @@ pub struct Session {
     media_in: MediaAssembler,
     limits: MediaLimits,
     capabilities: Option<Map<String, Value>>,
+    features: Features,
     cards: HashMap<String, Card>,
     io: VecDeque<Io>,
     events: VecDeque<Event>,
@@ -206,6 +210,7 @@ impl Session {
             media_in: MediaAssembler::new(MediaLimits::default()),
             limits: MediaLimits::default(),
             capabilities: None,
+            features: Features::default(),
             cards: HashMap::new(),
             io: VecDeque::new(),
             events: VecDeque::new(),
@@ -230,6 +235,10 @@ impl Session {
     }
     pub fn capabilities(&self) -> Option<&Map<String, Value>> {
         self.capabilities.as_ref()
+    }
+    /// What the agent accepts; everything on until the first `ready`.
+    pub fn features(&self) -> Features {
+        self.features
     }
     /// Items queued or in flight.
     pub fn queued(&self) -> usize {
@@ -297,7 +306,7 @@ impl Session {
                 self.io.push_back(Io::Connect);
             }
             State::AwaitReady { deadline } if now >= deadline => {
-                self.drop_connection("no ready from the agent in time", now, true);
+                self.drop_connection(DisconnectCode::NoReady, "no ready from the agent in time", now, true);
                 return;
             }
             _ => {}
@@ -312,7 +321,12 @@ impl Session {
                 Dialect::V3 => self.io.push_back(Io::Send(v3::encode(&Envelope::ping()))),
             },
             Some(HeartbeatAction::Dead) => {
-                self.drop_connection("no frame from the agent for 90 s (connection dead)", now, true);
+                self.drop_connection(
+                    DisconnectCode::Dead,
+                    "no frame from the agent for 90 s (connection dead)",
+                    now,
+                    true,
+                );
             }
             None => {}
         }
@@ -330,7 +344,11 @@ impl Session {
         if self.state != State::Connecting {
             return;
         }
-        self.heartbeat = Some(Heartbeat::new(now));
+        // G-8: v3's heartbeat is the app-level `ping`, every 30 s whatever WebSocket Pings confirm deliveries
+        self.heartbeat = Some(match self.cfg.dialect {
+            Dialect::Adapter => Heartbeat::new(now),
+            Dialect::V3 => Heartbeat::app_level(now),
+        });
         match self.cfg.dialect {
             Dialect::Adapter => {
                 // hello is the first frame, the token only here.
@@ -345,8 +363,15 @@ impl Session {
         }
     }
 
-    /// Opening the socket failed. `http_status` is the refused upgrade's status, if any (G-3).
+    /// Opening the socket failed. `http_status` is the refused upgrade's status, if any (G-3). Without a finer
+    /// cause the failure counts as [`DisconnectCode::Http`] (with a status) or [`DisconnectCode::Unreachable`].
     pub fn handle_connect_failed(&mut self, http_status: Option<u16>, reason: &str, now: Instant) {
+        let code = if http_status.is_some() { DisconnectCode::Http } else { DisconnectCode::Unreachable };
+        self.handle_connect_error(http_status, code, reason, now);
+    }
+
+    /// [`handle_connect_failed`](Self::handle_connect_failed) with the cause the caller found (refused, DNS, TLS…).
+    pub fn handle_connect_error(&mut self, http_status: Option<u16>, code: DisconnectCode, reason: &str, now: Instant) {
         if self.state != State::Connecting {
             return;
         }
@@ -355,7 +380,7 @@ impl Session {
             return;
         }
         self.state = State::Idle { retry_at: None };
-        self.schedule_retry(reason.to_string(), now);
+        self.schedule_retry(code, reason.to_string(), now);
     }
 
     /// The socket closed (by the peer or the network). `code` is the close frame's code, if any.
@@ -371,7 +396,13 @@ impl Session {
             (_, false) => reason.to_string(),
             (None, true) => "connection lost".to_string(),
         };
-        self.drop_connection(&why, now, false);
+        let kind = if code.is_some() { DisconnectCode::Closed } else { DisconnectCode::Lost };
+        self.drop_connection(kind, &why, now, false);
+    }
+
+    /// The socket failed (a read or write error, a protocol violation): dropped, retried with backoff.
+    pub fn handle_socket_error(&mut self, code: DisconnectCode, reason: &str, now: Instant) {
+        self.drop_connection(code, reason, now, false);
     }
 
     /// The network came back or the machine woke up, or the user asked: try now (not after access denied).
@@ -491,10 +522,27 @@ impl Session {
                     Err(e) => self.media_error(e, Some(id)),
                 }
             }
-            Down::Typing { stop } => self.events.push_back(Event::Typing { on: stop != Some(true) }),
+            Down::Typing { stop } => {
+                // `typing{stop:true}` switches the indicator off at once, like a final: a reply still open ends
+                // here with the text it has.
+                if stop == Some(true) {
+                    for u in self.replies.finish_open() {
+                        self.push_reply(u);
+                    }
+                }
+                self.events.push_back(Event::Typing { on: stop != Some(true) })
+            }
             Down::Avatar { state } => self.events.push_back(Event::Avatar { state }),
             Down::Error { code, text, id } => {
-                self.events.push_back(Event::Error { text: text.unwrap_or_else(|| code.clone()), code, id })
+                let text = text.unwrap_or_else(|| code.clone());
+                // §10: `auth_failed` (with or without close 1008) is access denied: retrying is pointless.
+                let denied = code == "auth_failed";
+                self.events.push_back(Event::Error { text: text.clone(), code, id });
+                if denied {
+                    self.reset_connection();
+                    self.io.push_back(Io::Close { code: 1000, reason: "access denied".into() });
+                    self.deny(text);
+                }
             }
             Down::Unknown => {}
         }
@@ -515,11 +563,6 @@ impl Session {
             }),
             Body::Media { kind, text, media } => {
                 let id = env.id.unwrap_or_default();
-                if media.size > self.limits.max_media_bytes {
-                    let e = MediaError::TooBig { size: media.size, limit: self.limits.max_media_bytes };
-                    self.media_error(e, Some(id));
-                    return;
-                }
                 let meta = MediaMeta {
                     id,
                     kind: kind.as_str().to_string(),
@@ -531,7 +574,9 @@ impl Session {
                 self.io.push_back(Io::Download {
                     meta,
                     source: DownloadSource::V3Media(media.id),
-                    max_bytes: self.limits.max_media_bytes,
+                    // G-9 decision: no protocol limit on v3 (the adapter's 8 MiB does not apply); the caller's
+                    // download cap and the free disk space do
+                    max_bytes: u64::MAX,
                     session,
                 });
             }
@@ -595,11 +640,11 @@ impl Session {
     // ---------------------------------------------------------------- commands
 
     /// Would `item` be accepted now? Checks every limit before anything is written anywhere.
-    pub fn check(&self, item: &Outgoing) -> Result<(), String> {
+    pub fn check(&self, item: &Outgoing) -> Result<(), Refusal> {
         match (self.cfg.dialect, item) {
             (_, Outgoing::Text { text, .. }) => {
                 if text.trim().is_empty() {
-                    return Err("empty message".into());
+                    return Err(Refusal::Empty);
                 }
                 // the encoded frame must fit in 16 MiB; JSON escapes can grow text up to 6×, so measure when
                 // the cheap bound is not enough.
@@ -610,56 +655,48 @@ impl Session {
                     serde_json::to_string(text).map_or(usize::MAX, |e| e.len())
                 };
                 if encoded > limit {
-                    return Err(format!("the message is too long ({encoded} bytes encoded; at most {limit})"));
+                    return Err(Refusal::TooLong { encoded, limit });
                 }
                 Ok(())
             }
             (Dialect::Adapter, Outgoing::Audio { wav, .. }) => {
-                self.capability("audio")?;
+                self.feature(Feature::Voice)?;
                 if wav.len() > MAX_AUDIO_BYTES {
-                    return Err(format!(
-                        "the recording is {} bytes; at most {MAX_AUDIO_BYTES} fit in one message (A-24)",
-                        wav.len()
-                    ));
+                    return Err(Refusal::AudioTooBig { size: wav.len(), limit: MAX_AUDIO_BYTES });
                 }
                 Ok(())
             }
             (Dialect::Adapter, Outgoing::Media { meta, bytes }) => {
-                self.capability("media")?;
-                media::plan_upload(bytes.len() as u64, media::frame_overhead(meta), &self.limits)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
-            (Dialect::Adapter, Outgoing::MediaFile { meta, size, .. }) => {
-                self.capability("media")?;
-                media::plan_upload(*size, media::frame_overhead(meta), &self.limits)
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            }
-            (Dialect::V3, Outgoing::V3Media { media, .. }) => {
-                if media.size > self.limits.max_media_bytes {
-                    return Err(MediaError::TooBig { size: media.size, limit: self.limits.max_media_bytes }.to_string());
-                }
+                self.feature(Feature::Files)?;
+                media::plan_upload(bytes.len() as u64, media::frame_overhead(meta), &self.limits)?;
                 Ok(())
             }
-            (Dialect::Adapter, Outgoing::V3Media { .. }) => Err("not a frame of the adapter protocol".into()),
-            (Dialect::V3, _) => Err("files and voice go through the gateway upload first (G-9)".into()),
+            (Dialect::Adapter, Outgoing::MediaFile { meta, size, .. }) => {
+                self.feature(Feature::Files)?;
+                media::plan_upload(*size, media::frame_overhead(meta), &self.limits)?;
+                Ok(())
+            }
+            // G-9 decision: no client-side limit on v3; the gateway decides (`file_too_large` / HTTP 413)
+            (Dialect::V3, Outgoing::V3Media { .. }) => Ok(()),
+            (Dialect::Adapter, Outgoing::V3Media { .. }) => {
+                Err(Refusal::WrongDialect("not a frame of the adapter protocol"))
+            }
+            (Dialect::V3, _) => Err(Refusal::WrongDialect("files and voice go through the gateway upload first (G-9)")),
         }
     }
 
-    /// once capabilities are known, an absent or `false` capability is not used.
-    fn capability(&self, name: &str) -> Result<(), String> {
-        match &self.capabilities {
-            Some(caps) if caps.get(name) != Some(&Value::Bool(true)) => {
-                Err(format!("the agent does not accept this (capability `{name}` is off)"))
-            }
-            _ => Ok(()),
-        }
+    /// a base frame the agent switched off is not used (see [`Features::adapter`]).
+    fn feature(&self, f: Feature) -> Result<(), Refusal> {
+        let on = match f {
+            Feature::Files => self.features.files,
+            Feature::Voice => self.features.voice,
+        };
+        if on { Ok(()) } else { Err(Refusal::FeatureOff(f)) }
     }
 
     /// Queue an item under `id` (already persisted by the caller). Sent at once when ready, else after the next
     /// `ready`. A repeated id is ignored (it is already queued).
-    pub fn submit(&mut self, id: &str, created_unix: i64, item: Outgoing) -> Result<(), String> {
+    pub fn submit(&mut self, id: &str, created_unix: i64, item: Outgoing) -> Result<(), Refusal> {
         self.check(&item)?;
         self.outbox.push(id, Queued { item, created_unix });
         Ok(())
@@ -674,9 +711,11 @@ impl Session {
             self.cursor = None;
         }
         if self.outbox.remove(id).is_some() {
+            let r = Refusal::NotSent(reason.to_string());
             self.events.push_back(Event::Rejected {
                 cmd: cmd.into(),
-                reason: reason.to_string(),
+                code: r.code().into(),
+                reason: r.to_string(),
                 id: Some(id.to_string()),
             });
         }
@@ -712,22 +751,22 @@ impl Session {
         prompt_id: &str,
         option_id: Option<&str>,
         text: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         if self.state != State::Ready {
-            return Err("not connected: the card cannot be answered now".into());
+            return Err(Refusal::NotConnected);
         }
         let Some(card) = self.cards.get_mut(prompt_id) else {
-            return Err("this card is closed or unknown".into());
+            return Err(Refusal::UnknownCard);
         };
         if card.answered {
-            return Err("this card was already answered".into());
+            return Err(Refusal::AlreadyAnswered);
         }
         match option_id {
             Some(o) if !card.options.iter().any(|opt| opt.id == o) => {
-                return Err(format!("`{o}` is not an option of this card")); // never invent an option
+                return Err(Refusal::NotAnOption(o.to_string())); // never invent an option
             }
             None if text.is_none_or(|t| t.trim().is_empty()) => {
-                return Err("choose an option or write an answer".into());
+                return Err(Refusal::NoAnswer);
             }
             _ => {}
         }
@@ -748,10 +787,14 @@ impl Session {
         self.failures = 0; // reset after a ready
         self.limits = MediaLimits::from_capabilities(&capabilities);
         self.media_in.set_limits(self.limits);
+        self.features = match self.cfg.dialect {
+            Dialect::Adapter => Features::adapter(&capabilities),
+            Dialect::V3 => Features::v3(),
+        };
         self.capabilities = Some(capabilities.clone());
-        self.events.push_back(Event::Ready { session, avatar_url, capabilities });
+        self.events.push_back(Event::Ready { session, avatar_url, capabilities, features: self.features });
         // Items queued before these capabilities were known may no longer be allowed.
-        let refused: Vec<(String, String, &'static str)> = self
+        let refused: Vec<(String, Refusal, &'static str)> = self
             .outbox
             .ids()
             .into_iter()
@@ -760,9 +803,14 @@ impl Session {
                 self.check(&q.item).err().map(|why| (id, why, q.item.cmd_name()))
             })
             .collect();
-        for (id, reason, cmd) in refused {
+        for (id, r, cmd) in refused {
             self.outbox.remove(&id);
-            self.events.push_back(Event::Rejected { cmd: cmd.into(), reason, id: Some(id) });
+            self.events.push_back(Event::Rejected {
+                cmd: cmd.into(),
+                code: r.code().into(),
+                reason: r.to_string(),
+                id: Some(id),
+            });
         }
     }
 
@@ -794,7 +842,7 @@ impl Session {
     }
 
     /// Drop the connection (if any) and schedule the next attempt.
-    fn drop_connection(&mut self, reason: &str, now: Instant, we_close: bool) {
+    fn drop_connection(&mut self, code: DisconnectCode, reason: &str, now: Instant, we_close: bool) {
         if matches!(self.state, State::Idle { .. } | State::Denied) {
             return;
         }
@@ -803,10 +851,10 @@ impl Session {
             self.io.push_back(Io::Close { code: 1000, reason: reason.to_string() });
         }
         self.state = State::Idle { retry_at: None };
-        self.schedule_retry(reason.to_string(), now);
+        self.schedule_retry(code, reason.to_string(), now);
     }
 
-    fn schedule_retry(&mut self, reason: String, now: Instant) {
+    fn schedule_retry(&mut self, code: DisconnectCode, reason: String, now: Instant) {
         let policy = match self.cfg.dialect {
             Dialect::Adapter => BackoffPolicy::Adapter,
             Dialect::V3 => BackoffPolicy::V3,
@@ -814,7 +862,7 @@ impl Session {
         let delay = backoff(policy, self.failures, self.jitter.next());
         self.failures = self.failures.saturating_add(1);
         self.state = State::Idle { retry_at: Some(now + delay) };
-        self.events.push_back(Event::Disconnected { reason, retry_in_ms: Some(delay.as_millis() as u64) });
+        self.events.push_back(Event::Disconnected { code, reason, retry_in_ms: Some(delay.as_millis() as u64) });
     }
 
     fn ping_now(&mut self, now: Instant) -> Io {
@@ -835,9 +883,14 @@ impl Session {
                     return Some(Io::Send(frame));
                 }
                 Ok(None) => {} // a file: the cursor is set
-                Err(reason) => {
+                Err(r) => {
                     self.outbox.remove(&id);
-                    self.events.push_back(Event::Rejected { cmd: q.item.cmd_name().into(), reason, id: Some(id) });
+                    self.events.push_back(Event::Rejected {
+                        cmd: q.item.cmd_name().into(),
+                        code: r.code().into(),
+                        reason: r.to_string(),
+                        id: Some(id),
+                    });
                     return self.next_outbox_frame();
                 }
             }
@@ -886,7 +939,7 @@ impl Session {
     }
 
     /// Encode a single-frame item; for media set up the cursor and return `Ok(None)`.
-    fn encode_whole(&mut self, id: &str, q: &Queued) -> Result<Option<String>, String> {
+    fn encode_whole(&mut self, id: &str, q: &Queued) -> Result<Option<String>, Refusal> {
         self.check(&q.item)?;
         let from = self.cfg.user_id.clone();
         let frame = match &q.item {
@@ -911,15 +964,13 @@ impl Session {
             }),
             Outgoing::Media { meta, bytes } => {
                 let meta = UpMediaMeta { id: id.to_string(), ..meta.clone() };
-                let plan = media::plan_upload(bytes.len() as u64, media::frame_overhead(&meta), &self.limits)
-                    .map_err(|e| e.to_string())?;
+                let plan = media::plan_upload(bytes.len() as u64, media::frame_overhead(&meta), &self.limits)?;
                 self.cursor = Some(Cursor { id: id.to_string(), next_part: 0, plan });
                 return Ok(None);
             }
             Outgoing::MediaFile { meta, size, .. } => {
                 let meta = UpMediaMeta { id: id.to_string(), ..meta.clone() };
-                let plan =
-                    media::plan_upload(*size, media::frame_overhead(&meta), &self.limits).map_err(|e| e.to_string())?;
+                let plan = media::plan_upload(*size, media::frame_overhead(&meta), &self.limits)?;
                 self.cursor = Some(Cursor { id: id.to_string(), next_part: 0, plan });
                 return Ok(None);
             }

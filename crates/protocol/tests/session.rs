@@ -6,9 +6,13 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use hermes_protocol::adapter::{Device, PromptOption};
+use hermes_protocol::media::MediaError;
 use hermes_protocol::media::{MIB, UpMediaMeta};
 use hermes_protocol::v3::MediaDescriptor;
-use hermes_protocol::{Config, Dialect, Direction, DownloadSource, Event, Io, Outgoing, Session};
+use hermes_protocol::{
+    Config, Dialect, Direction, DisconnectCode, DownloadSource, Event, Feature, Features, Io, Outgoing, Refusal,
+    Session,
+};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -204,6 +208,7 @@ fn a3_ready_gives_capabilities_and_applies_max_media_bytes() {
             session: "mobile:desktop-1".into(),
             avatar_url: None, // "" means absent (A-3, A-27)
             capabilities: caps.as_object().unwrap().clone(),
+            features: Features { files: true, voice: true, max_file_bytes: Some(16 * MIB) },
         }]
     );
     assert_eq!(s.limits().max_media_bytes, 16 * MIB);
@@ -216,30 +221,70 @@ fn a3_ready_gives_capabilities_and_applies_max_media_bytes() {
     assert_eq!(s.capabilities().and_then(|c| c.get("media")), Some(&Value::Bool(true)));
 }
 
+/// A-3 decision: text, voice, files and card answers are base frames, on unless the agent switches them off. A real
+/// adapter announces only `max_media_bytes`; an absent, empty or unknown-keyed `capabilities` changes nothing.
 #[test]
-fn a3_absent_or_false_capability_refuses_audio_and_media() {
+fn a3_absent_empty_or_limit_only_capabilities_keep_voice_and_files_on() {
     let t0 = Instant::now();
-    for caps in [json!({}), json!({"audio":false,"media":false}), json!({"audio":"yes","media":1})] {
-        let mut s = adapter_ready(caps.clone(), t0);
-        let audio = Outgoing::Audio { wav: Arc::from(vec![0u8; 64]), text: None };
-        assert!(s.check(&audio).is_err(), "{caps}");
-        assert!(s.check(&file(10)).is_err(), "{caps}");
-        assert!(s.submit("a1", 1, audio).is_err());
-        assert!(s.submit("f1", 1, file(10)).is_err());
-        assert_eq!(s.queued(), 0);
-        assert_eq!(ios(&mut s, t0), vec![], "nothing sent for a refused item");
-        // text needs no capability
-        assert!(s.check(&text("hi")).is_ok());
+    let shapes = [
+        json!({"t":"ready","session":"mobile:desktop-1"}).to_string(), // no capabilities at all
+        ready_frame(json!({})),
+        ready_frame(json!({"max_media_bytes": 8 * MIB})), // the real adapter
+        ready_frame(json!({"audio":"yes","media":1,"stickers":false})), // not `false` / unknown: ignored
+    ];
+    for frame in shapes {
+        let mut s = Session::new(cfg(Dialect::Adapter), t0);
+        ios(&mut s, t0);
+        s.handle_connected(t0);
+        ios(&mut s, t0);
+        events(&mut s);
+        s.handle_text(&frame, t0);
+        let evs = events(&mut s);
+        assert!(
+            matches!(&evs[..], [Event::Ready { features, .. }]
+                if *features == Features { files: true, voice: true, max_file_bytes: Some(8 * MIB) }),
+            "{frame}: {evs:?}"
+        );
+        let audio = Outgoing::Audio { wav: Arc::from(vec![1u8; 64]), text: None };
+        assert_eq!(s.check(&audio), Ok(()), "{frame}");
+        assert_eq!(s.check(&file(10)), Ok(()), "{frame}");
+        s.submit("a1", 1, audio).unwrap();
+        s.submit("f1", 1, file(10)).unwrap();
+        let out = ios(&mut s, t0);
+        assert_eq!(sent_ids(&out), vec!["a1", "f1"], "{frame}");
+        assert_eq!(json_of(&out[0])["t"], "audio");
+        assert_eq!(json_of(&out[1])["t"], "media");
     }
-    // with the capability on, both go
-    let mut s = adapter_ready(json!({"audio":true,"media":true}), t0);
-    s.submit("a1", 1, Outgoing::Audio { wav: Arc::from(vec![1u8; 64]), text: Some("hi".into()) }).unwrap();
-    s.submit("f1", 1, file(10)).unwrap();
-    let out = ios(&mut s, t0);
-    assert_eq!(sent_ids(&out), vec!["a1", "f1"]);
-    assert_eq!(json_of(&out[0])["t"], "audio");
-    assert_eq!(json_of(&out[0])["format"], "wav");
-    assert_eq!(json_of(&out[1])["t"], "media");
+}
+
+/// A-3 decision: a feature is off only when a known key is present and `false`, or `max_media_bytes` is 0 (no file
+/// uploads; voice is its own frame, A-24). The refusal names the feature; nothing is queued or sent.
+#[test]
+fn a3_an_explicit_false_or_a_zero_limit_switches_exactly_that_feature_off() {
+    let t0 = Instant::now();
+    let audio = || Outgoing::Audio { wav: Arc::from(vec![1u8; 64]), text: None };
+    for (caps, files, voice) in [
+        (json!({"media": false}), false, true),
+        (json!({"audio": false}), true, false),
+        (json!({"max_media_bytes": 0}), false, true),
+        (json!({"audio": false, "media": false, "max_media_bytes": 8 * MIB}), false, false),
+    ] {
+        let mut s = adapter_ready(caps.clone(), t0);
+        assert_eq!((s.features().files, s.features().voice), (files, voice), "{caps}");
+        let want_file = if files { Ok(()) } else { Err(Refusal::FeatureOff(Feature::Files)) };
+        let want_audio = if voice { Ok(()) } else { Err(Refusal::FeatureOff(Feature::Voice)) };
+        assert_eq!(s.check(&file(10)), want_file, "{caps}");
+        assert_eq!(s.check(&audio()), want_audio, "{caps}");
+        assert_eq!(s.submit("f1", 1, file(10)), want_file);
+        assert_eq!(s.submit("a1", 1, audio()), want_audio);
+        assert_eq!(s.queued(), usize::from(files) + usize::from(voice));
+        // text needs no capability
+        assert_eq!(s.check(&text("hi")), Ok(()));
+        let sent = sent_ids(&ios(&mut s, t0));
+        assert_eq!(sent.len(), s.queued(), "{caps}: only what is on goes out");
+    }
+    assert_eq!(Refusal::FeatureOff(Feature::Files).code(), "capability_off");
+    assert_eq!(Refusal::FeatureOff(Feature::Files).to_string(), "this agent does not accept files");
 }
 
 #[test]
@@ -253,10 +298,11 @@ fn a3_items_queued_before_ready_are_rejected_if_the_capability_is_off() {
     s.handle_connected(t0);
     ios(&mut s, t0);
     events(&mut s);
-    s.handle_text(&ready_frame(json!({"media":true})), t0);
+    s.handle_text(&ready_frame(json!({"audio":false})), t0);
     let evs = events(&mut s);
     assert!(
-        evs.iter().any(|e| matches!(e, Event::Rejected { cmd, id: Some(id), .. } if cmd == "audio" && id == "a1")),
+        evs.iter().any(|e| matches!(e, Event::Rejected { cmd, code, id: Some(id), .. }
+            if cmd == "audio" && code == "capability_off" && id == "a1")),
         "{evs:?}"
     );
     assert_eq!(sent_ids(&ios(&mut s, t0)), vec!["t1"], "the refused audio is never sent");
@@ -653,7 +699,12 @@ fn a18_an_unreadable_file_is_rejected_and_leaves_the_outbox() {
     assert_eq!(s.queued(), 0);
     assert_eq!(
         events(&mut s),
-        vec![Event::Rejected { cmd: "file".into(), reason: "could not read the file".into(), id: Some("gone".into()) }]
+        vec![Event::Rejected {
+            cmd: "file".into(),
+            code: "not_sent".into(),
+            reason: "not sent: could not read the file".into(),
+            id: Some("gone".into())
+        }]
     );
 }
 
@@ -663,10 +714,16 @@ fn a19_over_the_limit_is_refused_by_check_and_submit_before_anything_is_sent() {
     let mut s = adapter_ready(json!({"media":true,"audio":true}), t0);
     let too_big = file(8 * MIB as usize + 1);
     let why = s.check(&too_big).unwrap_err();
-    assert!(why.contains("8388608"), "{why}");
+    assert_eq!(why, Refusal::Media(MediaError::TooBig { size: 8 * MIB + 1, limit: 8 * MIB }));
+    assert_eq!(why.code(), "too_big");
+    assert!(why.to_string().contains("8388608"), "{why}");
     assert!(s.submit("big", 1, too_big).is_err());
     let long_audio = Outgoing::Audio { wav: Arc::from(vec![0u8; 8 * MIB as usize + 1]), text: None };
-    assert!(s.check(&long_audio).is_err(), "A-24: audio ≤ 8 MiB");
+    assert_eq!(
+        s.check(&long_audio),
+        Err(Refusal::AudioTooBig { size: 8 * MIB as usize + 1, limit: 8 * MIB as usize }),
+        "A-24: audio ≤ 8 MiB"
+    );
     assert!(s.submit("aud", 1, long_audio).is_err());
     assert_eq!(s.queued(), 0);
     assert_eq!(ios(&mut s, t0), vec![]);
@@ -778,10 +835,10 @@ fn a15_an_unknown_option_is_refused_and_nothing_is_sent() {
     let t0 = Instant::now();
     let mut s = with_card(t0);
     let why = s.answer_prompt("5f6a…", Some("approve"), None).unwrap_err();
-    assert!(why.contains("approve"), "{why}");
+    assert_eq!(why, Refusal::NotAnOption("approve".into()));
     assert_eq!(ios(&mut s, t0), vec![]);
     // unknown card
-    assert!(s.answer_prompt("nope", Some("c1"), None).is_err());
+    assert_eq!(s.answer_prompt("nope", Some("c1"), None), Err(Refusal::UnknownCard));
     assert_eq!(ios(&mut s, t0), vec![]);
     // the card is still answerable with a real option
     s.answer_prompt("5f6a…", Some("c0"), None).unwrap();
@@ -999,7 +1056,12 @@ fn g3_v3_connected_is_ready_at_once() {
     assert!(s.is_ready());
     assert_eq!(
         events(&mut s),
-        vec![Event::Ready { session: "abc-123-def".into(), avatar_url: None, capabilities: Default::default() }]
+        vec![Event::Ready {
+            session: "abc-123-def".into(),
+            avatar_url: None,
+            capabilities: Default::default(),
+            features: Features { files: true, voice: true, max_file_bytes: None },
+        }]
     );
     assert_eq!(ios(&mut s, t0), vec![], "no hello in v3: the token is in the URL");
 }
@@ -1089,14 +1151,16 @@ fn g9_v3_media_message_is_a_download_of_the_media_id() {
     assert_eq!(source, &DownloadSource::V3Media("med_j0k1l2".into()));
     assert_eq!((meta.id.as_str(), meta.kind.as_str(), meta.filename.as_str()), ("msg_006", "file", "sales.csv"));
     assert_eq!((meta.caption.as_deref(), meta.declared_size), (Some("分析下这个数据"), Some(10240)));
-    assert_eq!((*max_bytes, session.as_deref()), (8 * MIB, Some("abc-123-def")));
-    // over the limit: an error on that message, no download
+    // G-9 decision: v3 has no protocol limit on a file; the caller's download cap and the free disk space apply
+    assert_eq!((*max_bytes, session.as_deref()), (u64::MAX, Some("abc-123-def")));
+    // a file over the adapter's 8 MiB is downloaded too, not refused
     s.handle_text(
         r#"{"id":"v9","type":"video","from":"hermes","to":"admin","session":"abc-123-def","ts":1,"data":{"media":{"id":"m","type":"video/mp4","size":99999999}}}"#,
         t0,
     );
-    assert_eq!(ios(&mut s, t0), vec![]);
-    assert!(matches!(events(&mut s).as_slice(), [Event::Error { id: Some(id), .. }] if id == "v9"));
+    let out = ios(&mut s, t0);
+    assert!(matches!(out.as_slice(), [Io::Download { meta, max_bytes: u64::MAX, .. }] if meta.id == "v9"), "{out:?}");
+    assert!(!events(&mut s).iter().any(|e| matches!(e, Event::Error { .. })));
 }
 
 #[test]
@@ -1279,4 +1343,145 @@ fn a4_reconnect_now_does_not_leave_access_denied_and_stale_frames_are_dropped() 
     // a frame read from the old socket after the close produces nothing
     s.handle_text(r#"{"t":"message","id":"late","text":"x","final":true}"#, t0 + secs(2));
     assert!(events(&mut s).is_empty());
+}
+
+/// A-11 / source §3: `typing{stop:true}` is the end of the reply — one still open (no `final`) is finished at that
+/// moment with the text it has, before the typing event; a finished reply is not repeated.
+#[test]
+fn a11_typing_stop_finishes_an_open_reply() {
+    let t0 = Instant::now();
+    let mut s = adapter_ready(json!({}), t0);
+    s.handle_text(r#"{"t":"typing"}"#, t0);
+    s.handle_text(r#"{"t":"message","id":"r1","text":"Counting","edit":true,"chunk":{"index":0,"total":1}}"#, t0);
+    s.handle_text(r#"{"t":"message","id":"r0","text":"done before","final":true}"#, t0);
+    s.handle_text(r#"{"t":"message","id":"r2","text":"part one ","chunk":{"index":0,"total":2}}"#, t0);
+    events(&mut s);
+    s.handle_text(r#"{"t":"typing","stop":true}"#, t0);
+    let evs = events(&mut s);
+    let finals: Vec<(String, String)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message { id, text, final_: true, .. } => Some((id.to_string(), text.to_string())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finals, vec![("r1".into(), "Counting".into()), ("r2".into(), "part one ".into())], "{evs:?}");
+    assert_eq!(evs.last(), Some(&Event::Typing { on: false }), "the reply ends before the indicator goes off");
+    // a second stop finishes nothing again
+    s.handle_text(r#"{"t":"typing","stop":true}"#, t0);
+    assert_eq!(events(&mut s), vec![Event::Typing { on: false }]);
+    // a late chunk still lands on its reply
+    s.handle_text(r#"{"t":"message","id":"r2","text":"two","chunk":{"index":1,"total":2},"final":true}"#, t0);
+    assert!(matches!(&events(&mut s)[..], [Event::Message { id, text, final_: true, .. }]
+        if id.as_str() == "r2" && text.as_str() == "part one two"));
+}
+
+/// Source §10–11: `error{auth_failed}` is access denied even without a close 1008 — no reconnect, the socket closed.
+#[test]
+fn a4_auth_failed_without_close_1008_is_access_denied() {
+    let t0 = Instant::now();
+    let mut s = adapter_ready(json!({}), t0);
+    s.handle_text(r#"{"t":"error","code":"auth_failed","text":"device desktop-1 is not approved"}"#, t0);
+    let evs = events(&mut s);
+    assert_eq!(
+        evs,
+        vec![
+            Event::Error { code: "auth_failed".into(), text: "device desktop-1 is not approved".into(), id: None },
+            Event::AccessDenied { reason: "device desktop-1 is not approved".into() },
+        ]
+    );
+    assert!(s.is_denied());
+    assert!(matches!(&ios(&mut s, t0)[..], [Io::Close { .. }]));
+    // no retry, ever, and a later close changes nothing
+    assert_eq!(s.poll_timeout(), None, "nothing scheduled: no retry");
+    s.handle_closed(Some(1000), "", t0);
+    s.handle_timeout(t0 + secs(120));
+    assert_eq!(ios(&mut s, t0 + secs(120)), vec![]);
+    assert!(!events(&mut s).iter().any(|e| matches!(e, Event::Connecting { .. } | Event::Disconnected { .. })));
+    // other agent errors keep the connection
+    let mut s = adapter_ready(json!({}), t0);
+    s.handle_text(r#"{"t":"error","code":"forbidden","text":"not your card"}"#, t0);
+    assert!(s.is_ready());
+}
+
+/// The cause of a failed attempt reaches the front ends as a code they translate ("Can't reach … — refused").
+#[test]
+fn a5_a_failed_attempt_says_why_in_a_code() {
+    let t0 = Instant::now();
+    let mut s = Session::new(cfg(Dialect::Adapter), t0);
+    ios(&mut s, t0);
+    events(&mut s);
+    s.handle_connect_error(None, DisconnectCode::Refused, "connection refused", t0);
+    assert!(matches!(
+        &events(&mut s)[..],
+        [Event::Disconnected { code: DisconnectCode::Refused, retry_in_ms: Some(_), .. }]
+    ));
+    // a close frame is `closed`, a drop without one `lost`
+    let mut s = adapter_ready(json!({}), t0);
+    s.handle_closed(Some(1001), "going away", t0);
+    assert!(matches!(&events(&mut s)[..], [Event::Disconnected { code: DisconnectCode::Closed, .. }]));
+    let mut s = adapter_ready(json!({}), t0);
+    s.handle_closed(None, "", t0);
+    assert!(matches!(&events(&mut s)[..], [Event::Disconnected { code: DisconnectCode::Lost, .. }]));
+    // and the wire form the front ends read
+    let ev = Event::Disconnected { code: DisconnectCode::NoReady, reason: "x".into(), retry_in_ms: None };
+    assert_eq!(serde_json::to_value(&ev).unwrap()["code"], "no_ready");
+}
+
+/// G-8: the gateway expects the app-level `{"type":"ping"}` every 30 s. The WebSocket Pings that confirm delivery
+/// (A-6) are not it: a message every few seconds must not push the app-level ping back.
+#[test]
+fn g8_v3_app_level_ping_every_30s_whatever_websocket_pings_confirm_messages() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    let app_ping = Io::Send(r#"{"type":"ping"}"#.into());
+    let mut app_pings = Vec::new();
+    let mut ws_pings = 0;
+    // a message every 7 s for two minutes, each confirmed by a WebSocket Ping/Pong at once
+    for step in 1..=17u64 {
+        let now = t0 + secs(step * 7);
+        // the session's deadlines that fall before this message
+        while let Some(at) = s.poll_timeout().filter(|at| *at <= now) {
+            s.handle_timeout(at);
+            for io in ios(&mut s, at) {
+                if io == app_ping {
+                    app_pings.push(at.duration_since(t0).as_secs());
+                    s.handle_text(r#"{"type":"pong"}"#, at);
+                }
+            }
+        }
+        s.submit(&format!("m{step}"), 1, text("still here")).unwrap();
+        for io in ios(&mut s, now) {
+            assert_ne!(io, app_ping, "the app-level ping is not sent with messages");
+            if let Io::Ping(p) = io {
+                ws_pings += 1;
+                s.handle_pong(&p, now);
+            }
+        }
+    }
+    assert!(ws_pings >= 17, "each message was confirmed by a WebSocket Ping ({ws_pings})");
+    assert_eq!(app_pings, vec![30, 60, 90], "an app-level ping every 30 s, on time");
+    assert!(s.is_ready());
+}
+
+/// G-9 decision: no client-side size limit on v3 media; the gateway decides (`file_too_large` / HTTP 413).
+#[test]
+fn g9_v3_media_over_the_adapter_limit_is_not_refused_by_the_app() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    let media = MediaDescriptor {
+        id: "med_big".into(),
+        name: Some("film.mp4".into()),
+        mime: "video/mp4".into(),
+        size: 3 * 1024 * MIB,
+        width: Some(1920),
+        height: Some(1080),
+        duration: Some(600.0),
+    };
+    let item = Outgoing::V3Media { session: None, caption: None, media };
+    assert_eq!(s.check(&item), Ok(()));
+    s.submit("big", 1, item).unwrap();
+    let out = ios(&mut s, t0);
+    assert_eq!(sent_ids(&out), vec!["big"]);
+    assert_eq!(json_of(&out[0])["data"]["media"]["size"], 3 * 1024 * MIB);
 }
