@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod app;
+
 pub struct Driver {
     child: Child,
     pub base: String,
