@@ -8,7 +8,7 @@ use clap::{Parser, ValueEnum};
 use std::sync::{Arc, Mutex};
 
 use hermes_client::{EngineConfig, Secret, StorePersist};
-use hermes_protocol::{Command, Dialect, Event};
+use hermes_protocol::{Command, Dialect, DisconnectCode, Event};
 use hermes_store::Store;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
@@ -275,6 +275,19 @@ fn card_answer(line: &str, cards: &Cards) -> Option<Command> {
     Some(Command::Prompt { prompt_id: id.clone(), option_id: Some("other".into()), text: Some(text.trim().into()) })
 }
 
+/// Why an agent could not be reached, in words (a connection that was up and dropped says its own reason).
+fn cant_reach(code: DisconnectCode) -> Option<&'static str> {
+    Some(match code {
+        DisconnectCode::Refused => "connection refused (is the adapter running on that port?)",
+        DisconnectCode::Unreachable => "no route to the host (is the network up?)",
+        DisconnectCode::Dns => "the host name is not known",
+        DisconnectCode::Timeout => "no answer in time",
+        DisconnectCode::Tls => "the secure connection failed (certificate?)",
+        DisconnectCode::Http => "the server refused the WebSocket upgrade (is the URL's path right?)",
+        _ => return None,
+    })
+}
+
 fn print_event(ev: &Event, printed: &mut (String, usize), cards: &Cards) {
     let mut out = std::io::stdout().lock();
     match ev {
@@ -335,12 +348,12 @@ fn print_event(ev: &Event, printed: &mut (String, usize), cards: &Cards) {
         Event::Error { code, text, .. } => {
             let _ = writeln!(out, "⚠ {code}: {text}");
         }
-        Event::Disconnected { reason, retry_in_ms, .. } => {
-            let _ = writeln!(
-                out,
-                "○ disconnected: {reason}{}",
-                retry_in_ms.map(|ms| format!(" — retrying in {:.1} s", ms as f64 / 1000.0)).unwrap_or_default()
-            );
+        Event::Disconnected { code, reason, retry_in_ms } => {
+            let retry = retry_in_ms.map(|ms| format!(" — retrying in {:.1} s", ms as f64 / 1000.0)).unwrap_or_default();
+            let _ = match cant_reach(*code) {
+                Some(cause) => writeln!(out, "○ can't reach the agent — {cause}{retry}"),
+                None => writeln!(out, "○ disconnected: {reason}{retry}"),
+            };
         }
         Event::AccessDenied { reason } => {
             let _ = writeln!(out, "✗ access denied: {reason}. Check the token and that this device is approved.");

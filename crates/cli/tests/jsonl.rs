@@ -281,3 +281,36 @@ fn no_token_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no token"), "{err}");
 }
+
+/// The friendly mode says why an agent cannot be reached in words, not an OS error number: nothing listens on the
+/// port → "can't reach the agent — connection refused".
+#[tokio::test]
+async fn interactive_an_agent_never_reached_is_explained() {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = probe.local_addr().unwrap();
+    drop(probe);
+    let data = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_hermes-chat"))
+        .args(["--url", &format!("ws://{addr}/ws"), "--device-id", "cli-refused", "--data-dir"])
+        .arg(data.path())
+        .env("HERMES_TOKEN", "t")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(Duration::from_secs(15), async {
+        while let Some(l) = lines.next_line().await.unwrap() {
+            if l.starts_with('○') {
+                return l;
+            }
+        }
+        panic!("hermes-chat ended without a disconnect line");
+    })
+    .await
+    .unwrap();
+    assert!(line.contains("can't reach the agent — connection refused"), "{line}");
+    assert!(!line.contains("os error"), "{line}");
+    let _ = child.kill().await;
+}
