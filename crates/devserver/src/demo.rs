@@ -31,6 +31,8 @@ pub(crate) const HELP: &str = "Demo commands:
 - /media: an image, a voice note (by url) and a document (in parts)
 - /error: an error frame
 - /pairing: no reply at all (as an unapproved device sees it)
+- /home: Hermes's reminder that no home channel is set (as a new chat sees it)
+- /sethome: make this chat the home channel, as Hermes answers it
 - /help: this list
 Send a file or a voice note and the agent says what it got.";
 
@@ -41,6 +43,63 @@ const V3_HELP: &str = "Demo commands (Chat v3):
 - /error [code]: an error answering your message (code: timeout, offline, rate_limited, …; default internal)
 - /help: this list
 Send a file and the agent says what it got.";
+
+/// Hermes's reminder in a chat while no home channel is set (spec §10): `/sethome` makes the chat the home channel.
+pub(crate) const HOME_REMINDER: &str = "📬 No home channel is set for Mobile. A home channel is where Hermes delivers \
+cron job results and cross-platform messages.\n\nType /sethome to make this chat your home channel, or ignore to skip.";
+
+/// Hermes's answer to `/sethome` in the chat of `device`.
+pub(crate) fn home_set(device: &str) -> String {
+    format!(
+        "✅ Home channel set to **Mobile** (ID: mobile:{device}).\nCron jobs and cross-platform messages will be \
+         delivered here."
+    )
+}
+
+/// Hermes's DM pairing ([`crate::Config::pairing_code_first`]): who is approved, who was sent a code.
+#[derive(Debug, Default)]
+pub(crate) struct Pairing {
+    approved: std::collections::HashSet<String>,
+    coded: std::collections::HashSet<String>,
+}
+
+/// What an unapproved device's message gets.
+enum Gate {
+    Answer,
+    /// The first message: the pairing code.
+    Code,
+    /// Later ones: nothing (Hermes answers one pairing request per device at a time).
+    Silence,
+}
+
+impl Pairing {
+    pub(crate) fn approve(&mut self, device: &str) {
+        self.approved.insert(device.to_string());
+    }
+
+    fn gate(&mut self, device: &str) -> Gate {
+        if self.approved.contains(device) {
+            Gate::Answer
+        } else if self.coded.insert(device.to_string()) {
+            Gate::Code
+        } else {
+            Gate::Silence
+        }
+    }
+}
+
+/// Hermes's reply to an unapproved sender's first message: 8 characters of an alphabet without 0/O/1/I.
+fn pairing_reply() -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let code: String = uuid::Uuid::new_v4().as_bytes()[..8]
+        .iter()
+        .map(|b| ALPHABET[usize::from(*b) % ALPHABET.len()] as char)
+        .collect();
+    format!(
+        "Hi~ I don't recognize you yet!\n\nHere's your pairing code: `{code}`\n\nAsk the bot owner to run:\n\
+         `hermes pairing approve mobile {code}`"
+    )
+}
 
 /// Work for the adapter demo worker.
 #[derive(Debug)]
@@ -120,6 +179,8 @@ impl AdapterDemo {
         match word {
             "/pairing" => {} // A-8: silence
             "/help" => self.reply(HELP, Some(id)).await,
+            "/home" => self.reply(HOME_REMINDER, Some(id)).await,
+            "/sethome" => self.reply(&home_set(&self.device), Some(id)).await,
             "/stream" => {
                 self.begin();
                 let rid = new_id();
@@ -350,6 +411,17 @@ pub(crate) async fn adapter_worker(
     while let Some(job) = jobs.recv().await {
         if d.tx.is_closed() {
             break;
+        }
+        if d.sh.cfg.pairing_code_first && !matches!(job, AdapterJob::Answer { .. }) {
+            let gate = lock(&d.sh.pairing).gate(&d.device);
+            match gate {
+                Gate::Answer => {}
+                Gate::Code => {
+                    d.reply(&pairing_reply(), None).await;
+                    continue;
+                }
+                Gate::Silence => continue,
+            }
         }
         match job {
             AdapterJob::Text { id, text } => d.text(&id, &text).await,
