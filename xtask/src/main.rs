@@ -21,6 +21,8 @@ const APT_TEST: &[&str] = &[
     "sox",
     // the IANA zone files (/usr/share/zoneinfo): the shell's local-time table is tested on named zones (boot.rs)
     "tzdata",
+    // dbus-daemon: a private bus where a stand-in NetworkManager and logind send the client's netwatch signals
+    "dbus",
 ];
 
 /// Debian packages to build the Tauri app (WebKitGTK 4.1, GTK 3, tray, D-Bus).
