@@ -66,6 +66,12 @@ export class TauriBackend implements Backend {
   updateProfile(id: string, input: ProfileInput) {
     return call(commands.updateProfile(id, input));
   }
+  setPaired(profileId: string, paired: boolean) {
+    return call(commands.setPaired(profileId, paired));
+  }
+  setHome(profileId: string, conversationId: string | null) {
+    return call(commands.setHome(profileId, conversationId));
+  }
   deleteProfile(id: string) {
     return done(commands.deleteProfile(id));
   }
@@ -156,6 +162,9 @@ export class TauriBackend implements Backend {
   }
   writeTempFile(filename: string, base64: string) {
     return call(commands.writeTempFile(filename, base64));
+  }
+  clipboardImage(filename: string) {
+    return call(commands.clipboardImage(filename));
   }
   notify(title: string, body: string) {
     return done(commands.notify(title, body));
