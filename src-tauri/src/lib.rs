@@ -259,6 +259,7 @@ pub fn run(opts: Options) {
             app.manage(voice);
             voice::register_shortcut_soon(app.handle());
             app.manage(st);
+            state::reconnect_on_wake(app.handle());
 
             let cfg = app
                 .config()
