@@ -149,6 +149,7 @@ pub async fn avatar_detach(app: AppHandle, open: bool, click_through: bool) -> A
         .resizable(true)
         .initialization_script(DRAG_SCRIPT)
         .on_navigation(crate::security::navigation_allowed)
+        .on_new_window(crate::security::deny_new_window)
         .build()
         .map_err(|e| AppError::internal(e.to_string()))?;
     if click_through {
@@ -193,6 +194,7 @@ pub async fn avatar_remote(app: AppHandle, url: Option<String>) -> AppResult<boo
         .skip_taskbar(true)
         .disable_drag_drop_handler()
         .on_navigation(move |n| same_origin(n, &origin) || n.as_str() == "about:blank")
+        .on_new_window(crate::security::deny_new_window)
         .build()
         .map_err(|e| AppError::internal(e.to_string()))?;
     watch_close(&app, &w);

@@ -445,9 +445,16 @@ pub fn search(state: State<'_, AppState>, query: String, profile_id: Option<Stri
 /// WebDriver cannot drive the native GTK file dialogs: under automation only (`TAURI_WEBVIEW_AUTOMATION`, set by
 /// WebKitWebDriver), `HERMES_E2E_SAVE_DIR` answers "save as" with `<dir>/<suggested name>` and `HERMES_E2E_PICK_FILES`
 /// (paths separated by newlines) answers the file picker. Everything after the dialog runs as for a user.
+/// Compiled into debug builds only (the e2e suite drives the debug build): a release build has no dialog overrides.
+#[cfg(debug_assertions)]
 fn e2e_dialog_override(var: &str) -> Option<String> {
     std::env::var_os("TAURI_WEBVIEW_AUTOMATION")?;
     std::env::var(var).ok().filter(|v| !v.is_empty())
+}
+
+#[cfg(not(debug_assertions))]
+fn e2e_dialog_override(_var: &str) -> Option<String> {
+    None
 }
 
 async fn ask_save_path(app: &AppHandle, suggested: &str) -> AppResult<Option<PathBuf>> {

@@ -286,6 +286,7 @@ pub fn run(opts: Options) {
                 }
                 ok
             })
+            .on_new_window(security::deny_new_window)
             .build()?;
             tracing::info!(since_start_ms = since_start_ms(), "main window created");
 
@@ -346,6 +347,7 @@ fn run_empty() {
             WebviewWindowBuilder::new(app, "main", WebviewUrl::App("empty.html".into()))
                 .title("empty")
                 .inner_size(1100.0, 760.0)
+                .on_new_window(security::deny_new_window)
                 .build()?;
             Ok(())
         })

@@ -59,6 +59,36 @@ fn the_window_is_created_by_the_app_with_its_guard() {
     assert!(w.get("url").is_none(), "the window loads the bundled UI only");
 }
 
+/// A shipped build freezes the built-in prototypes, has no WebDriver dialog answers compiled in, and every window it
+/// creates refuses to open another.
+#[test]
+fn security_settings_of_a_shipped_build() {
+    assert_eq!(conf()["app"]["security"]["freezePrototype"], Value::Bool(true));
+    let src = |f: &str| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(f)).unwrap();
+    // the one function that reads the e2e dialog variables exists in debug builds only; the release one answers None
+    let commands = src("commands.rs");
+    let debug = commands.find("#[cfg(debug_assertions)]\nfn e2e_dialog_override").expect("a debug-only override");
+    let release = commands.find("#[cfg(not(debug_assertions))]\nfn e2e_dialog_override").expect("a release stub");
+    let stub = &commands[release..];
+    let stub = &stub[..stub.find("\n}\n").unwrap()];
+    assert!(stub.contains("None") && !stub.contains("env::"), "{stub}");
+    assert_eq!(commands.matches("TAURI_WEBVIEW_AUTOMATION\")").count(), 1);
+    assert!(commands[debug..].find("TAURI_WEBVIEW_AUTOMATION").unwrap() < 200);
+    // every window builder denies new windows
+    for f in ["lib.rs", "avatar.rs"] {
+        let s = src(f);
+        let builders =
+            s.matches("WebviewWindowBuilder::new(").count() + s.matches("WebviewWindowBuilder::from_config(").count();
+        assert!(builders > 0, "{f}");
+        assert_eq!(
+            s.matches(".on_new_window(security::deny_new_window)").count()
+                + s.matches(".on_new_window(crate::security::deny_new_window)").count(),
+            builders,
+            "{f}"
+        );
+    }
+}
+
 fn manifest_commands() -> BTreeSet<String> {
     let build = std::fs::read_to_string(root().join("src-tauri/build.rs")).unwrap();
     let start = build.find("COMMANDS: &[&str] = &[").unwrap();
