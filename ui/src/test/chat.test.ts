@@ -38,7 +38,7 @@ describe('sending text', () => {
     expect(ipc.commands('text')).toHaveLength(0);
   });
 
-  it('a failed send shows the reason and Retry resends with the same id', async () => {
+  it('a failed send shows the reason (a sentence, not the shell’s text) and Retry resends with the same id', async () => {
     let fail = true;
     const ipc = await renderApp({
       handlers: {
@@ -52,13 +52,14 @@ describe('sending text', () => {
     const box = composer();
     await fireEvent.input(box, { target: { value: 'please work' } });
     await fireEvent.keyDown(box, { key: 'Enter' });
-    expect(await screen.findByText('The engine is not running')).toBeInTheDocument();
+    expect(await screen.findByText('The agent is not online.')).toBeInTheDocument();
+    expect(screen.queryByText('The engine is not running')).toBeNull();
     const firstId = ipc.commands('text')[0].id;
     fail = false;
     await fireEvent.click(await screen.findByRole('button', { name: 'Retry' }));
     await waitFor(() => expect(ipc.commands('text')).toHaveLength(2));
     expect(ipc.commands('text')[1].id).toBe(firstId);
-    await waitFor(() => expect(screen.queryByText('The engine is not running')).not.toBeInTheDocument());
+    await waitFor(() => expect(screen.queryByText('The agent is not online.')).not.toBeInTheDocument());
   });
 
   it('an agent error with an id marks that message failed (G-7)', async () => {

@@ -50,7 +50,7 @@ describe('settings', () => {
     await waitFor(() => expect(ipc.calls.find((c) => c.cmd === 'set_token')?.args).toEqual({ profileId: 'p1', token: 'tok', sessionOnly: true }));
   });
 
-  it('shows backend errors by their message and warns about ws://', async () => {
+  it('shows backend errors as a sentence for their code (never the raw message) and warns about ws://', async () => {
     const ipc = await renderApp({
       handlers: { update_profile: () => Promise.reject({ code: 'invalid_url', message: 'ws:// to a public address needs “allow insecure”' }) },
     });
@@ -59,7 +59,8 @@ describe('settings', () => {
     await fireEvent.input(url, { target: { value: 'ws://203.0.113.5:8787/ws' } });
     expect(screen.getByText(/Without TLS anyone on the network path/)).toBeInTheDocument();
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));
-    expect(await screen.findByText('ws:// to a public address needs “allow insecure”')).toBeInTheDocument();
+    expect(await screen.findByText(/^This address cannot be used\. Use a ws:\/\/ or wss:\/\/ address/)).toBeInTheDocument();
+    expect(screen.queryByText(/allow insecure”/)).toBeNull();
   });
 
   it('the bundled avatar follows the app theme, not the system one', async () => {

@@ -439,7 +439,7 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
   it('ready.avatar_url opens the remote page in its own window, not in the pane', async () => {
     window.innerWidth = 1280;
     const ipc = await renderApp({ handlers: { avatar_remote: (a) => a.url !== null } });
-    ipc.emit({ event: 'ready', session: 's', avatar_url: 'https://agent.example/avatar/', capabilities: {} });
+    ipc.emit({ event: 'ready', session: 's', avatar_url: 'https://agent.example/avatar/', capabilities: {}, features: { files: true, voice: true } });
     await waitFor(() =>
       expect(ipc.calls.find((c) => c.cmd === 'avatar_remote')?.args.url).toBe('https://agent.example/avatar/'),
     );

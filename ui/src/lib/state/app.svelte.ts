@@ -1,6 +1,6 @@
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../backend/backend';
-import { toBackendError } from '../backend/backend';
+import { errorMessage } from '../backend/backend';
 import type { AppInfo, Profile, ProfileInput } from '../backend/types';
 import { setLocale, t, type Locale } from '../i18n/index.svelte';
 import { ProfileSession } from './chat.svelte';
@@ -109,7 +109,7 @@ export class AppState {
       const link = (await info).pendingLink;
       if (link) this.openNewProfile(link.url, link.name);
     } catch (e) {
-      this.startupError = toBackendError(e).message;
+      this.startupError = errorMessage(e);
     }
   }
 

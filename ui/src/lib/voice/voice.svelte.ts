@@ -16,6 +16,8 @@ export type MicPhase = 'idle' | 'starting' | 'recording' | 'sending' | 'handsfre
 
 export interface VoiceTarget {
   profileId: string;
+  /** The agent takes no voice messages (`ready.features.voice`): nothing is recorded. */
+  voiceOff?: boolean;
   /** Hands-free: send an utterance (an `audio` command through the engine, with its echo). */
   send(clip: VoiceClip): Promise<unknown>;
   /** Push-to-talk: where the shell sends the clips itself on key-up (`voice_stop`), ids included. */
@@ -172,7 +174,10 @@ export class VoiceHub {
   /** Button or shortcut pressed. */
   async press(): Promise<void> {
     if (this.phase !== 'idle') return;
-    if (!this.target()) return;
+    const target = this.target();
+    if (!target) return;
+    // (the push-to-talk shortcut works from anywhere: the refusal shows by the mic for a moment)
+    if (target.voiceOff) return this.fail({ code: 'voice_off', message: '' }, true);
     this.error = null;
     this.releaseAfterStart = false;
     this.phase = 'starting';
@@ -230,7 +235,9 @@ export class VoiceHub {
     if (on === this.handsFree) return;
     if (on) {
       if (this.phase !== 'idle') await this.cancel();
-      if (!this.target()) return;
+      const target = this.target();
+      if (!target) return;
+      if (target.voiceOff) return this.fail({ code: 'voice_off', message: '' }, true);
       this.error = null;
       this.phase = 'starting';
       try {
@@ -425,6 +432,7 @@ export function createVoiceHub(app: AppState, backend: Backend, vb?: VoiceBacken
     const conversationId = sel.conversationId;
     return {
       profileId: s.profile.id,
+      voiceOff: !s.features.voice,
       send: (clip) => s.sendVoice(conversationId, clip),
       route: () => s.voiceRoute(conversationId),
       adopt: (clip) => void s.adoptVoice(conversationId, clip),
