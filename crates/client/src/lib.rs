@@ -7,6 +7,7 @@ pub mod engine;
 pub mod files;
 pub mod http;
 pub mod keychain;
+pub mod mediainfo;
 pub mod netwatch;
 pub mod persist;
 pub mod policy;

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
+use axum::body::Body;
 use axum::extract::multipart::MultipartRejection;
 use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
@@ -13,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use hermes_protocol::media::safe_filename;
 use serde_json::json;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::{Shared, StoredFile, WS_READ_LIMIT, lock};
 
@@ -130,7 +132,14 @@ fn mime_for_name(name: &str) -> &'static str {
     }
 }
 
-/// G-9: `POST /api/media/upload`, multipart with a part `file`, Bearer required.
+/// G-9: `POST /api/media/upload`, multipart with a part `file`, Bearer required. The gateway decides the size limit
+/// (G-9 decision: `Config::max_media_bytes` here): a file over it is refused with HTTP 413 and
+/// `{"code":"file_too_large"}` — decided from the request's length when it already says so, else as soon as the body
+/// passes the limit. The file streams to disk; a refused or broken upload leaves nothing behind.
+///
+/// Like a well-behaved gateway (nginx's lingering close), the rest of a refused upload is read and discarded before
+/// the answer, within bounds ([`DRAIN_MAX_BYTES`], [`DRAIN_MAX_TIME`]): closing a socket with unread data resets the
+/// connection, and the client would see a network error instead of the 413.
 async fn upload(
     State(sh): State<Arc<Shared>>,
     headers: HeaderMap,
@@ -140,14 +149,16 @@ async fn upload(
         return err(StatusCode::UNAUTHORIZED, "unauthorized", "missing or invalid bearer token");
     }
     let max = sh.cfg.max_media_bytes;
+    let too_large = || err(StatusCode::PAYLOAD_TOO_LARGE, "file_too_large", &format!("file over the {max}-byte limit"));
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max.saturating_add(64 * 1024)) {
-        return err(StatusCode::PAYLOAD_TOO_LARGE, "file_too_large", "file over the limit");
-    }
     let mut mp = match multipart {
         Ok(m) => m,
         Err(e) => return err(StatusCode::BAD_REQUEST, "upload_failed", &e.body_text()),
     };
+    if declared.is_some_and(|n| n > max.saturating_add(64 * 1024)) {
+        Drain::new().rest(&mut mp).await;
+        return too_large();
+    }
     loop {
         let mut field = match mp.next_field().await {
             Ok(Some(f)) => f,
@@ -164,52 +175,143 @@ async fn upload(
             .filter(|m| !m.is_empty() && m != "application/octet-stream")
             .unwrap_or_else(|| mime_for_name(&raw_name).to_string());
         let name = safe_filename(&raw_name, Some(&mime));
-        let mut bytes = Vec::new();
-        loop {
+        let id = uuid::Uuid::new_v4().to_string();
+        let path = sh.media_dir.join(&id);
+        let mut file = match tokio::fs::File::create(&path).await {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::warn!("upload: could not store: {e}");
+                return err(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not store the file");
+            }
+        };
+        let mut size = 0u64;
+        let failed = loop {
             match field.chunk().await {
                 Ok(Some(c)) => {
                     if !sh.cfg.upload_delay.is_zero() {
                         tokio::time::sleep(sh.cfg.upload_delay).await;
                     }
-                    if bytes.len() as u64 + c.len() as u64 > max {
-                        return err(StatusCode::PAYLOAD_TOO_LARGE, "file_too_large", "file over the limit");
+                    size += c.len() as u64;
+                    if size > max {
+                        break Some(Outcome::TooLarge);
                     }
-                    bytes.extend_from_slice(&c);
+                    if let Err(e) = file.write_all(&c).await {
+                        tracing::warn!("upload: could not store: {e}");
+                        break Some(Outcome::Failed(err(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal",
+                            "could not store the file",
+                        )));
+                    }
                 }
-                Ok(None) => break,
-                Err(e) => return err(StatusCode::BAD_REQUEST, "upload_failed", &e.body_text()),
-            }
-        }
-        return match sh.store_file(&name, &mime, &bytes).await {
-            Ok((id, f)) => {
-                let body = json!({ "media_id": id, "name": f.name, "type": f.mime, "size": f.size });
-                lock(&sh.media).insert(id, f);
-                Json(body).into_response()
-            }
-            Err(e) => {
-                tracing::warn!("upload: could not store: {e}");
-                err(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not store the file")
+                Ok(None) => break None,
+                Err(e) => break Some(Outcome::Failed(err(StatusCode::BAD_REQUEST, "upload_failed", &e.body_text()))),
             }
         };
+        let failed = match failed {
+            None => file.flush().await.err().map(|e| {
+                tracing::warn!("upload: could not store: {e}");
+                Outcome::Failed(err(StatusCode::INTERNAL_SERVER_ERROR, "internal", "could not store the file"))
+            }),
+            some => some,
+        };
+        drop(file);
+        if let Some(outcome) = failed {
+            let _ = tokio::fs::remove_file(&path).await;
+            return match outcome {
+                Outcome::Failed(resp) => resp,
+                Outcome::TooLarge => {
+                    let mut d = Drain::new();
+                    if d.part(&mut field).await {
+                        drop(field);
+                        d.rest(&mut mp).await;
+                    }
+                    too_large()
+                }
+            };
+        }
+        let body = json!({ "media_id": id, "name": name, "type": mime, "size": size });
+        lock(&sh.media).insert(id, StoredFile { name, mime, size, path });
+        return Json(body).into_response();
     }
 }
 
-async fn serve_file(f: StoredFile) -> Response {
-    match tokio::fs::read(&f.path).await {
-        Ok(bytes) => {
-            let mut r = bytes.into_response();
-            let h = r.headers_mut();
-            if let Ok(v) = HeaderValue::from_str(&f.mime) {
-                h.insert(header::CONTENT_TYPE, v);
-            }
-            let disp = format!("attachment; filename=\"{}\"", f.name.replace(['"', '\\'], "_"));
-            if let Ok(v) = HeaderValue::from_str(&disp) {
-                h.insert(header::CONTENT_DISPOSITION, v);
-            }
-            r
-        }
-        Err(_) => err(StatusCode::NOT_FOUND, "not_found", "no such media"),
+/// How an upload ended early.
+enum Outcome {
+    Failed(Response),
+    TooLarge,
+}
+
+/// At most this much of a refused upload is read and discarded before the answer.
+const DRAIN_MAX_BYTES: u64 = 256 * 1024 * 1024;
+/// And for at most this long.
+const DRAIN_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Reads and discards the rest of a refused request body — what is left of the current part, then every other
+/// part — within [`DRAIN_MAX_BYTES`] and [`DRAIN_MAX_TIME`] in all.
+struct Drain {
+    left: u64,
+    deadline: tokio::time::Instant,
+}
+
+impl Drain {
+    fn new() -> Drain {
+        Drain { left: DRAIN_MAX_BYTES, deadline: tokio::time::Instant::now() + DRAIN_MAX_TIME }
     }
+
+    /// The rest of one part; `false` once a bound is reached.
+    async fn part(&mut self, f: &mut axum::extract::multipart::Field<'_>) -> bool {
+        let left = &mut self.left;
+        let read = async {
+            while let Ok(Some(c)) = f.chunk().await {
+                *left = left.saturating_sub(c.len() as u64);
+                if *left == 0 {
+                    return false;
+                }
+            }
+            true
+        };
+        tokio::time::timeout_at(self.deadline, read).await.unwrap_or(false)
+    }
+
+    /// Every part still to come.
+    async fn rest(&mut self, mp: &mut Multipart) {
+        while let Ok(Ok(Some(mut f))) = tokio::time::timeout_at(self.deadline, mp.next_field()).await {
+            if !self.part(&mut f).await {
+                return;
+            }
+        }
+    }
+}
+
+/// A stored file, streamed from disk with its length (a client can show progress and refuse it by size early).
+async fn serve_file(f: StoredFile) -> Response {
+    let Ok(file) = tokio::fs::File::open(&f.path).await else {
+        return err(StatusCode::NOT_FOUND, "not_found", "no such media");
+    };
+    let len = file.metadata().await.map(|m| m.len()).unwrap_or(f.size);
+    let chunks = futures_util::stream::unfold(file, |mut file| async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        match file.read(&mut buf).await {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some((Ok::<_, std::io::Error>(buf), file))
+            }
+            Err(e) => Some((Err(e), file)),
+        }
+    });
+    let mut r = Body::from_stream(chunks).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+    if let Ok(v) = HeaderValue::from_str(&f.mime) {
+        h.insert(header::CONTENT_TYPE, v);
+    }
+    let disp = format!("attachment; filename=\"{}\"", f.name.replace(['"', '\\'], "_"));
+    if let Ok(v) = HeaderValue::from_str(&disp) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    r
 }
 
 /// G-9: `GET /media/{id}`, Bearer required.

@@ -204,3 +204,34 @@ async fn v3_kick_all_drops_the_connection() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(s.connections(), 0);
 }
+
+/// G-9 decision: the gateway decides the size limit. A file of exactly the limit is taken (and streamed back whole
+/// with its length); one byte more is refused with HTTP 413 `file_too_large` — found while reading the body, or at
+/// once when the request's length already says so — and a refused upload leaves no file behind.
+#[tokio::test]
+async fn g9_the_gateway_limit_is_exact_and_a_refused_upload_leaves_no_file() {
+    let s = start(Config { max_media_bytes: 100_000, ..Config::fast() }).await.unwrap();
+    let auth = format!("Bearer {}", s.mint_v3_token("alice").unwrap());
+    let stored = || std::fs::read_dir(s.media_dir()).unwrap().count();
+    let before = stored();
+    let addr = s.addr();
+    let upload = async |n: usize| {
+        let data: Vec<u8> = (0..n).map(|i| (i % 239) as u8).collect();
+        let (ct, body) = multipart("file", "clip.mp4", "video/mp4", &data);
+        let r =
+            http(addr, "POST", "/api/media/upload", &[("Content-Type", &ct), ("Authorization", &auth)], &body).await;
+        (r, data)
+    };
+    let (r, data) = upload(100_000).await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let id = r.json()["media_id"].as_str().unwrap().to_string();
+    let got = http(s.addr(), "GET", &format!("/media/{id}"), &[("Authorization", &auth)], b"").await;
+    assert_eq!((got.status, got.header("content-length")), (200, Some("100000")));
+    assert_eq!(got.body, data);
+    for n in [100_001, 300_000] {
+        let (r, _) = upload(n).await;
+        assert_eq!(r.status, 413, "{n} bytes");
+        assert_eq!(r.json()["code"], "file_too_large", "{n} bytes");
+    }
+    assert_eq!(stored(), before + 1, "only the accepted file is kept");
+}
