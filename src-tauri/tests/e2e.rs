@@ -93,6 +93,32 @@ fn e2e_chat() {
     );
     s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");
 
+    // A deceptive command (bidi override, zero-width character and a Cyrillic letter in a host name, an ANSI clear-line
+    // and a carriage return, 300 spaces, a dozen blank lines): every hidden character is a visible mark, the card
+    // warns, and "Allow once" waits until the whole command has been read.
+    type_and_send(&s, "/approve-evil");
+    s.wait("the deceptive card", 15, "return !!document.querySelector('article.card [data-warning=hidden]')");
+    let card = "[...document.querySelectorAll('article.card')].find(c => c.querySelector('[data-warning=hidden]'))";
+    let shown = s.exec(&format!("return {card}.querySelector('pre.command').innerText"), json!([]));
+    let shown = shown.as_str().unwrap_or_default().to_string();
+    for mark in ["⟦U+202E⟧", "⟦U+200B⟧", "⟦ESC[2K⟧", "⟦CR⟧", "⟦300 spaces⟧", "⟦U+00A0⟧"] {
+        assert!(shown.contains(mark), "{mark} missing from the card: {shown}");
+    }
+    let mixed = s.exec(&format!("return {card}.querySelector('[data-warning=mixed]').innerText"), json!([]));
+    assert!(mixed.as_str().unwrap_or_default().contains("U+0430 Cyrillic"), "{mixed}");
+    let allow = format!("[...{card}.querySelectorAll('button')].find(b => b.innerText.includes('Allow once'))");
+    assert_eq!(s.exec(&format!("return {allow}.disabled"), json!([])), json!(true), "Allow before reading");
+    s.exec(&format!("{card}.scrollIntoView({{block: 'end'}})"), json!([]));
+    s.screenshot(&shots.join("03b-deceptive-card.png"));
+    // scrolled to its end in the real layout, the command has been read
+    s.exec(&format!("const p = {card}.querySelector('pre.command'); p.scrollTop = p.scrollHeight"), json!([]));
+    s.wait("Allow once enabled", 5, &format!("return !{allow}.disabled"));
+    s.exec(
+        &format!("[...{card}.querySelectorAll('button')].find(b => b.innerText.includes('Deny')).click()"),
+        json!([]),
+    );
+    s.wait("denied", 15, &format!("return !!{card}.querySelector('.outcome')"));
+
     // The user scrolls up (by wheel): a reply that arrives leaves them where they are, with a "New messages" pill
     // that brings them back down.
     s.exec(
