@@ -600,6 +600,11 @@ fn e2e_deep_link_prefills_a_profile() {
     );
     assert!(values.contains(&hostile.to_string()), "the name is shown as typed text: {values:?}");
     assert!(values.iter().all(|v| !v.contains(secret)), "no secret in any field: {values:?}");
+    let note = s.exec("return document.querySelector('.dialog .from-link').innerText", json!([]));
+    assert_eq!(
+        note.as_str().unwrap_or_default().trim(),
+        "From a link: host agent.example.com:8443 — check before you add your token"
+    );
     s.screenshot(&wd::screens().join("10-deep-link.png"));
     no_xss(&s);
     drop(s);
