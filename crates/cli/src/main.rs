@@ -44,6 +44,10 @@ struct Args {
     /// Allow unencrypted ws:// to a public address.
     #[arg(long)]
     allow_insecure_ws: bool,
+    /// The largest file to download from the agent, in MiB (default 2048 = 2 GiB). Downloads also stop before they
+    /// would fill the disk.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024 * 1024))]
+    max_download_mb: Option<u64>,
     /// One JSON command per stdin line, one JSON event per stdout line.
     #[arg(long)]
     jsonl: bool,
@@ -141,6 +145,9 @@ async fn main() -> anyhow::Result<()> {
     cfg.user_id = args.user_id.clone().or_else(|| profile.v3_user_id.clone());
     cfg.allow_insecure_ws = args.allow_insecure_ws || profile.allow_insecure_ws;
     cfg.default_session = conversation.session.clone();
+    if let Some(mb) = args.max_download_mb {
+        cfg.max_download_bytes = mb * 1024 * 1024;
+    }
     let media_dir = cfg.media_dir.clone();
     let store = Arc::new(Mutex::new(store));
     let persist = StorePersist::new(store, &profile.id, &conversation.id, &media_dir);

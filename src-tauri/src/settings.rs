@@ -1,0 +1,145 @@
+//! App-wide settings that are not per profile and not voice: for now the largest file the app downloads from an
+//! agent. Remembered per machine as a JSON file in the data folder (same scheme as `voice-settings.json`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use specta::Type;
+use tauri::State;
+
+use crate::error::AppResult;
+
+const SETTINGS_FILE: &str = "app-settings.json";
+const MIB: u64 = 1024 * 1024;
+/// The download limit's range (MiB): 1 MiB … 1 TiB.
+pub const MIN_DOWNLOAD_MB: u32 = 1;
+pub const MAX_DOWNLOAD_MB: u32 = 1024 * 1024;
+/// The default download limit (MiB): the engine's default, 2 GiB.
+pub const DEFAULT_DOWNLOAD_MB: u32 = (hermes_client::http::DEFAULT_MAX_DOWNLOAD_BYTES / MIB) as u32;
+
+/// App settings, remembered per machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AppSettings {
+    /// The largest file downloaded from an agent, in MiB (1 … 1 048 576). Applies to connections made after a change.
+    pub max_download_mb: u32,
+}
+
+impl Default for AppSettings {
+    fn default() -> Self {
+        AppSettings { max_download_mb: DEFAULT_DOWNLOAD_MB }
+    }
+}
+
+impl AppSettings {
+    /// Clamp to sane ranges.
+    pub fn normalized(mut self) -> Self {
+        self.max_download_mb = self.max_download_mb.clamp(MIN_DOWNLOAD_MB, MAX_DOWNLOAD_MB);
+        self
+    }
+
+    /// The download limit in bytes, for `EngineConfig::max_download_bytes`.
+    pub fn max_download_bytes(&self) -> u64 {
+        u64::from(self.max_download_mb) * MIB
+    }
+
+    /// Read from `dir`; a missing or broken file gives the defaults.
+    pub fn load(dir: &Path) -> Self {
+        std::fs::read(dir.join(SETTINGS_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<AppSettings>(&b).ok())
+            .unwrap_or_default()
+            .normalized()
+    }
+
+    /// Write to `dir` atomically (temp file + rename).
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let tmp = dir.join(format!("{SETTINGS_FILE}.tmp"));
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::rename(tmp, dir.join(SETTINGS_FILE))
+    }
+}
+
+/// Managed state: the settings and where they live.
+pub struct SettingsState {
+    dir: PathBuf,
+    settings: Mutex<AppSettings>,
+}
+
+impl SettingsState {
+    pub fn new(data_dir: &Path) -> Self {
+        SettingsState { dir: data_dir.to_path_buf(), settings: Mutex::new(AppSettings::load(data_dir)) }
+    }
+
+    pub fn get(&self) -> AppSettings {
+        self.settings.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// Normalize, write, then remember (a failed write changes nothing).
+    pub fn set(&self, settings: AppSettings) -> AppResult<AppSettings> {
+        let new = settings.normalized();
+        new.save(&self.dir)?;
+        *self.settings.lock()? = new.clone();
+        Ok(new)
+    }
+}
+
+#[tauri::command]
+#[specta::specta]
+pub fn app_settings(state: State<'_, SettingsState>) -> AppSettings {
+    state.get()
+}
+
+/// Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection.
+#[tauri::command]
+#[specta::specta]
+pub fn app_save_settings(state: State<'_, SettingsState>, settings: AppSettings) -> AppResult<AppSettings> {
+    state.set(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_when_missing_roundtrip_and_defaults_when_broken() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(AppSettings::load(dir.path()), AppSettings::default());
+        assert_eq!(AppSettings::default().max_download_bytes(), hermes_client::http::DEFAULT_MAX_DOWNLOAD_BYTES);
+        let s = AppSettings { max_download_mb: 500 };
+        s.save(dir.path()).unwrap();
+        assert_eq!(AppSettings::load(dir.path()), s);
+        assert!(!dir.path().join(format!("{SETTINGS_FILE}.tmp")).exists(), "the temp file is renamed away");
+        std::fs::write(dir.path().join(SETTINGS_FILE), b"{not json").unwrap();
+        assert_eq!(AppSettings::load(dir.path()), AppSettings::default(), "a broken file gives the defaults");
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"maxDownloadMb":"lots"}"#).unwrap();
+        assert_eq!(AppSettings::load(dir.path()), AppSettings::default(), "a wrong type gives the defaults");
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"future":true}"#).unwrap();
+        assert_eq!(AppSettings::load(dir.path()), AppSettings::default(), "missing fields take their defaults");
+    }
+
+    #[test]
+    fn values_are_clamped_on_load_and_save() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"maxDownloadMb":0}"#).unwrap();
+        assert_eq!(AppSettings::load(dir.path()).max_download_mb, MIN_DOWNLOAD_MB);
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"maxDownloadMb":4000000000}"#).unwrap();
+        assert_eq!(AppSettings::load(dir.path()).max_download_mb, MAX_DOWNLOAD_MB);
+        assert_eq!(AppSettings { max_download_mb: MAX_DOWNLOAD_MB }.max_download_bytes(), 1024 * 1024 * MIB);
+
+        let st = SettingsState::new(dir.path());
+        let saved = st.set(AppSettings { max_download_mb: 0 }).unwrap();
+        assert_eq!(saved.max_download_mb, MIN_DOWNLOAD_MB, "the stored value is what the command returns");
+        assert_eq!(st.get(), saved);
+        assert_eq!(AppSettings::load(dir.path()), saved, "and what the next start reads");
+    }
+
+    #[test]
+    fn a_failed_write_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let st = SettingsState::new(&dir.path().join("gone"));
+        assert!(st.set(AppSettings { max_download_mb: 10 }).is_err());
+        assert_eq!(st.get(), AppSettings::default());
+    }
+}
