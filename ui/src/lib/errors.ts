@@ -92,6 +92,8 @@ export const ENGINE_ERROR_CODES = [
   'access_denied',
   'bad_url',
   'download_failed',
+  'download_too_big',
+  'download_no_space',
   // received media (media.rs)
   'bad_frame',
   'bad_base64',

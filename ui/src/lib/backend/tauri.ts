@@ -4,7 +4,7 @@ import type { Backend } from './backend';
 import { BackendError, toBackendError } from './backend';
 import { BootData } from './boot';
 import { StreamJoiner } from './stream';
-import type { Command, DeepLinkConnect, EngineEvent, ExportFormat, FileDropEvent, ProfileInput } from './types';
+import type { AppSettings, Command, DeepLinkConnect, EngineEvent, ExportFormat, FileDropEvent, ProfileInput } from './types';
 
 /** Unwraps a generated command's `Result` (errors cross as `{code, message}`) into a value or a BackendError. */
 async function call<T>(p: Promise<Result<T, AppError>>): Promise<T> {
@@ -165,6 +165,12 @@ export class TauriBackend implements Backend {
   }
   clipboardImage(filename: string) {
     return call(commands.clipboardImage(filename));
+  }
+  appSettings() {
+    return plain(commands.appSettings());
+  }
+  appSaveSettings(settings: AppSettings) {
+    return call(commands.appSaveSettings(settings));
   }
   notify(title: string, body: string) {
     return done(commands.notify(title, body));

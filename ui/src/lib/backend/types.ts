@@ -7,6 +7,7 @@ import type { AppError, EngineEvent } from '../../bindings';
 export type {
   AppError,
   AppInfo,
+  AppSettings,
   Attachment,
   Conversation,
   DeepLinkConnect,

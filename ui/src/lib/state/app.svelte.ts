@@ -43,7 +43,7 @@ export interface Selection {
   conversationId: string;
 }
 
-export type SettingsTab = 'profiles' | 'appearance' | 'notifications' | 'voice' | 'shortcuts' | 'about';
+export type SettingsTab = 'profiles' | 'appearance' | 'notifications' | 'voice' | 'storage' | 'shortcuts' | 'about';
 
 /** Everything the shell of the UI shares: profiles, their sessions, selection, prefs, dialogs. */
 export class AppState {
