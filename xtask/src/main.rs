@@ -69,6 +69,11 @@ const APT_APP_TEST: &[&str] = &[
     // the desktop's notification service, for the notification test (and `gdbus`, to read the tray from the bus)
     "notification-daemon",
     "libglib2.0-bin",
+    // the drag-and-drop test (e2e_dnd.rs): a GTK drag source in Python offers files as text/uri-list, and xclip puts
+    // an image on the clipboard for the paste test
+    "python3-gi",
+    "gir1.2-gtk-3.0",
+    "xclip",
 ];
 
 fn all_apt() -> Vec<&'static str> {
@@ -349,7 +354,7 @@ fn e2e(root: &Path, args: &[String]) -> R {
     // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
     let inner = format!(
         "{VIRTUAL_MIC}
-{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_voice -- --test-threads=1 --nocapture {filter}"
+{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity -- --test-threads=1 --nocapture {filter}"
     );
     let shots = target_dir(root).join("e2e-screens");
     let r = headless(root, &inner, &[("HERMES_E2E", "1")]);
