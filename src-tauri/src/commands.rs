@@ -103,6 +103,37 @@ pub fn update_profile(state: State<'_, AppState>, id: String, input: ProfileInpu
     Ok(profile_out(&state, p))
 }
 
+/// The agent evidently approved this device (A-8: it answered a message sent after its first reply; the first time
+/// is kept), or refused it again (`auth_failed` / close 1008: `paired` false). The UI decides which.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_paired(state: State<'_, AppState>, profile_id: String, paired: bool) -> AppResult<Profile> {
+    let p = state.with_store(|s| store_set_paired(s, &profile_id, paired))?;
+    Ok(profile_out(&state, p))
+}
+
+fn store_set_paired(
+    s: &hermes_store::Store,
+    profile_id: &str,
+    paired: bool,
+) -> hermes_store::Result<hermes_store::Profile> {
+    if paired {
+        s.profile_mark_paired(profile_id)
+    } else {
+        s.profile_clear_paired(profile_id)?;
+        s.profile_get(profile_id)?.ok_or_else(|| hermes_store::Error::NotFound(format!("profile {profile_id}")))
+    }
+}
+
+/// Makes a conversation the agent's home channel (the user sent `/sethome` there: its scheduled messages arrive
+/// there), or clears it with `None`. Refused when the conversation is not the profile's.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn set_home(state: State<'_, AppState>, profile_id: String, conversation_id: Option<String>) -> AppResult<Profile> {
+    let p = state.with_store(|s| s.profile_set_home(&profile_id, conversation_id.as_deref()))?;
+    Ok(profile_out(&state, p))
+}
+
 #[tauri::command]
 #[specta::specta]
 pub async fn delete_profile(app: AppHandle, state: State<'_, AppState>, id: String) -> AppResult<()> {
@@ -211,6 +242,9 @@ pub async fn connect(
     cfg.allow_insecure_ws = profile.allow_insecure_ws;
     cfg.media_dir = state.media_dir.clone();
     cfg.default_session = conv.session.clone();
+    if let Some(s) = app.try_state::<crate::settings::SettingsState>() {
+        cfg.max_download_bytes = s.get().max_download_bytes();
+    }
     let persist = StorePersist::new(state.store.clone(), &profile.id, &conv.id, &state.media_dir);
     let (handle, mut rx) = hermes_client::spawn(cfg, Box::new(persist))?;
     tracing::info!(profile = %profile.id, url = %policy::redact_url(&profile.url), "connecting");
@@ -375,6 +409,7 @@ fn stored_message(state: &AppState, s: &hermes_store::Store, m: hermes_store::Me
         error: m.error,
         created_at: iso(m.created_at),
         attachments,
+        retry_of: m.retry_of,
     }
 }
 
@@ -602,6 +637,10 @@ pub async fn downscale_image(state: State<'_, AppState>, path: String, max_bytes
 pub fn file_info(path: String) -> AppResult<FileInfo> {
     let p = PathBuf::from(&path);
     let meta = std::fs::metadata(&p)?;
+    // a folder dropped on the window: its own code, so that the page can say why it is refused (only files are sent)
+    if meta.is_dir() {
+        return Err(AppError::new("is_folder", "this is a folder; only files can be sent"));
+    }
     if !meta.is_file() {
         return Err(AppError::invalid("this is not a file"));
     }
@@ -629,6 +668,27 @@ pub fn write_temp_file(state: State<'_, AppState>, filename: String, base64: Str
     let path = hermes_client::files::unique_path(&state.tmp_dir, &safe_name(&filename));
     std::fs::write(&path, bytes)?;
     Ok(path.display().to_string())
+}
+
+/// The image on the system clipboard, written as a PNG named `filename` in the temporary folder: its path, or `None`
+/// when the clipboard holds no image. The page asks when its paste event carried no file (WebKitGTK's never does
+/// for an image; see clipboard.rs).
+#[tauri::command]
+#[specta::specta]
+pub async fn clipboard_image(
+    app: AppHandle,
+    state: State<'_, AppState>,
+    filename: String,
+) -> AppResult<Option<String>> {
+    let Some(png) = crate::clipboard::image_png(&app).await? else { return Ok(None) };
+    let tmp = state.tmp_dir.clone();
+    blocking(move || -> AppResult<Option<String>> {
+        std::fs::create_dir_all(&tmp)?;
+        let path = hermes_client::files::unique_path(&tmp, &safe_name(&filename));
+        std::fs::write(&path, png)?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await?
 }
 
 /// One line of at most [`NOTIFICATION_MAX_CHARS`] characters.
@@ -667,6 +727,44 @@ mod tests {
         assert_eq!(notification_body("Новый ответ"), "Новый ответ");
         assert_eq!(notification_body("a\nb\u{1b}[31mc"), "ab[31mc", "one line, no control characters");
         assert_eq!(notification_body(&"x".repeat(500)).chars().count(), NOTIFICATION_MAX_CHARS);
+    }
+
+    #[test]
+    fn file_info_refuses_a_folder_by_its_own_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = file_info(dir.path().display().to_string()).unwrap_err();
+        assert_eq!(e.code, "is_folder", "{e}");
+        let f = dir.path().join("note.txt");
+        std::fs::write(&f, b"hello").unwrap();
+        let info = file_info(f.display().to_string()).unwrap();
+        assert_eq!((info.name.as_str(), info.size), ("note.txt", 5));
+        let gone = file_info(dir.path().join("gone.txt").display().to_string()).unwrap_err();
+        assert_eq!(gone.code, "not_found", "{gone}");
+    }
+
+    #[test]
+    fn set_paired_records_once_and_forgets() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = hermes_store::Store::open_in(dir.path()).unwrap();
+        let new = NewProfile {
+            name: "Hermes".into(),
+            url: "ws://127.0.0.1:8787/ws".into(),
+            dialect: Dialect::Adapter,
+            v3_user_id: None,
+            allow_insecure_ws: false,
+            avatar_url: None,
+        };
+        let id = s.profile_create(&new).unwrap().id;
+        assert!(!Profile::from_store(s.profile_get(&id).unwrap().unwrap(), false).paired);
+        let first = store_set_paired(&s, &id, true).unwrap();
+        assert!(first.paired_at.is_some() && Profile::from_store(first.clone(), false).paired);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert_eq!(store_set_paired(&s, &id, true).unwrap().paired_at, first.paired_at, "the first time is kept");
+        let forgotten = store_set_paired(&s, &id, false).unwrap();
+        assert_eq!(forgotten.paired_at, None);
+        assert!(!Profile::from_store(forgotten, false).paired);
+        let e = AppError::from(store_set_paired(&s, "nobody", false).unwrap_err());
+        assert_eq!(e.code, "not_found");
     }
 
     #[test]

@@ -56,6 +56,12 @@ pub struct Profile {
     pub has_token: bool,
     /// The token is kept in memory for this run only (no keychain, or the user asked so).
     pub token_session_only: bool,
+    /// The agent evidently approved this device: the pairing help is not shown.
+    pub paired: bool,
+    /// The conversation the user made the agent's home channel (`/sethome`: scheduled messages arrive there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub home_conversation_id: Option<String>,
 }
 
 impl Profile {
@@ -72,6 +78,8 @@ impl Profile {
             avatar_url_override: p.avatar_url,
             token_session_only: session_token && !p.has_token,
             has_token: p.has_token || session_token,
+            paired: p.paired_at.is_some(),
+            home_conversation_id: p.home_conversation_id,
         }
     }
 }
@@ -179,6 +187,10 @@ pub struct StoredMessage {
     pub error: Option<MessageError>,
     pub created_at: String,
     pub attachments: Vec<Attachment>,
+    /// The failed message this one sends again under a new id (the agent had received and refused that one, A-6).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub retry_of: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

@@ -3,6 +3,7 @@
 
 pub mod avatar;
 pub mod boot;
+pub mod clipboard;
 pub mod commands;
 pub mod delta;
 pub mod demo;
@@ -14,6 +15,7 @@ pub mod ipc;
 pub mod logging;
 pub mod media;
 pub mod security;
+pub mod settings;
 pub mod state;
 pub mod tray;
 pub mod updater;
@@ -36,6 +38,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             list_profiles,
             create_profile,
             update_profile,
+            set_paired,
+            set_home,
             delete_profile,
             set_token,
             delete_token,
@@ -62,7 +66,10 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             downscale_image,
             file_info,
             write_temp_file,
+            clipboard_image,
             notify,
+            settings::app_settings,
+            settings::app_save_settings,
             voice::voice_devices,
             voice::voice_settings,
             voice::voice_save_settings,
@@ -255,6 +262,7 @@ pub fn run(opts: Options) {
             scope.allow_directory(&st.media_dir, true)?;
             scope.allow_directory(&st.tmp_dir, true)?;
             demo::start_if_needed(&st);
+            app.manage(settings::SettingsState::new(&st.data_dir));
             let voice = voice::VoiceState::new(&st.data_dir, &st.tmp_dir);
             app.manage(voice);
             voice::register_shortcut_soon(app.handle());

@@ -809,6 +809,9 @@ fn e2e_screens_themes_and_languages() {
         );
         s.wait("language applied", 5, &format!("return document.documentElement.lang === '{lang}'"));
         s.screenshot(&shots.join(shot.replace("chat", "settings")));
+        s.exec("document.getElementById('tab-storage').click()", json!([]));
+        s.wait("storage tab", 10, "return !!document.getElementById('max-download')");
+        s.screenshot(&shots.join(shot.replace("chat", "settings-storage")));
         close_settings();
         s.screenshot(&shots.join(shot));
     }
@@ -821,6 +824,17 @@ fn e2e_screens_themes_and_languages() {
     s.wait("back to English", 5, "return document.documentElement.lang === 'en'");
     s.exec("document.getElementById('tab-about').click()", json!([]));
     s.screenshot(&shots.join("26-settings-about.png"));
+    // Settings → Storage: the download limit is stored by the shell for the next connection.
+    s.exec("document.getElementById('tab-storage').click()", json!([]));
+    s.wait("storage tab", 10, "return !!document.getElementById('max-download')");
+    s.exec(
+        "const sel = document.getElementById('max-download'); sel.value = '100'; sel.dispatchEvent(new Event('change', {bubbles: true}));",
+        json!([]),
+    );
+    s.wait("limit saved", 10, "return !!document.querySelector('.storage-settings .ok')");
+    s.screenshot(&shots.join("27-settings-storage.png"));
+    let stored: Value = serde_json::from_slice(&std::fs::read(data.path().join("app-settings.json")).unwrap()).unwrap();
+    assert_eq!(stored["maxDownloadMb"], 100, "{stored}");
     close_settings();
 }
 

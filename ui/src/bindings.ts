@@ -32,6 +32,30 @@ async updateProfile(id: string, input: ProfileInput) : Promise<Result<Profile, A
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * The agent evidently approved this device (A-8: it answered a message sent after its first reply; the first time
+ * is kept), or refused it again (`auth_failed` / close 1008: `paired` false). The UI decides which.
+ */
+async setPaired(profileId: string, paired: boolean) : Promise<Result<Profile, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_paired", { profileId, paired }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Makes a conversation the agent's home channel (the user sent `/sethome` there: its scheduled messages arrive
+ * there), or clears it with `None`. Refused when the conversation is not the profile's.
+ */
+async setHome(profileId: string, conversationId: string | null) : Promise<Result<Profile, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("set_home", { profileId, conversationId }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async deleteProfile(id: string) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("delete_profile", { id }) };
@@ -252,9 +276,36 @@ async writeTempFile(filename: string, base64: string) : Promise<Result<string, A
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * The image on the system clipboard, written as a PNG named `filename` in the temporary folder: its path, or `None`
+ * when the clipboard holds no image. The page asks when its paste event carried no file (WebKitGTK's never does
+ * for an image; see clipboard.rs).
+ */
+async clipboardImage(filename: string) : Promise<Result<string | null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("clipboard_image", { filename }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async notify(title: string, body: string) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("notify", { title, body }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+async appSettings() : Promise<AppSettings> {
+    return await TAURI_INVOKE("app_settings");
+},
+/**
+ * Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection.
+ */
+async appSaveSettings(settings: AppSettings) : Promise<Result<AppSettings, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("app_save_settings", { settings }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -412,6 +463,14 @@ export type AppInfo = { version: string; dataDir: string; logDir: string; keycha
  * A `hermes://connect` link that arrived before the UI listened (handed over once).
  */
 pendingLink?: DeepLinkConnect | null }
+/**
+ * App settings, remembered per machine.
+ */
+export type AppSettings = { 
+/**
+ * The largest file downloaded from an agent, in MiB (1 … 1 048 576). Applies to connections made after a change.
+ */
+maxDownloadMb: number }
 export type Attachment = { mediaId: string; kind: string; mime?: string | null; filename: string; path: string; size: number; caption?: string | null }
 /**
  * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
@@ -450,9 +509,62 @@ export type Dialect =
 "v3"
 export type Direction = "up" | "down"
 /**
+ * Why the connection dropped or an attempt failed, in a word the front ends translate ("Can't reach host:port —
+ * connection refused").
+ */
+export type DisconnectCode = 
+/**
+ * Nothing listens at the address (connection refused).
+ */
+"refused" | 
+/**
+ * No route to the host, or the network is down.
+ */
+"unreachable" | 
+/**
+ * The host name is not known.
+ */
+"dns" | 
+/**
+ * No answer in time.
+ */
+"timeout" | 
+/**
+ * TLS or certificate failure.
+ */
+"tls" | 
+/**
+ * The WebSocket upgrade was refused with an HTTP status (401/403 are access denied instead).
+ */
+"http" | 
+/**
+ * The agent closed the connection.
+ */
+"closed" | 
+/**
+ * The connection dropped.
+ */
+"lost" | 
+/**
+ * No frame at all for 90 s (a half-open connection).
+ */
+"dead" | 
+/**
+ * The socket opened but no `ready` came in time.
+ */
+"no_ready" | 
+/**
+ * Writing to the socket failed.
+ */
+"write_failed" | 
+/**
+ * The agent broke the WebSocket protocol (or sent a frame over the size limit).
+ */
+"protocol"
+/**
  * What the user asks the engine to do: the `--jsonl` stdin contract (README).
  */
-export type EngineCommand = { cmd: "text"; text: string; reply_to?: string | null; id?: string | null; session?: string | null } | { cmd: "file"; path: string; caption?: string | null; id?: string | null; session?: string | null } | { cmd: "audio"; path: string; text?: string | null; id?: string | null; session?: string | null } | { cmd: "prompt"; prompt_id: string; option_id?: string | null; text?: string | null } | 
+export type EngineCommand = { cmd: "text"; text: string; reply_to?: string | null; id?: string | null; session?: string | null; retry_of?: string | null } | { cmd: "file"; path: string; caption?: string | null; id?: string | null; session?: string | null; retry_of?: string | null } | { cmd: "audio"; path: string; text?: string | null; id?: string | null; session?: string | null; retry_of?: string | null } | { cmd: "prompt"; prompt_id: string; option_id?: string | null; text?: string | null } | 
 /**
  * Cancel an upload or download in progress.
  */
@@ -472,7 +584,7 @@ export type EngineEvent =
 /**
  * A-3. For v3 (no `ready` on the wire) emitted once the gateway accepted the upgrade.
  */
-{ event: "ready"; session: string; avatar_url?: string | null; capabilities: Partial<{ [key in string]: JsonValue }> } | 
+{ event: "ready"; session: string; avatar_url?: string | null; capabilities: Partial<{ [key in string]: JsonValue }>; features: Features } | 
 /**
  * A reply as a whole so far (A-9, A-10, A-21; G-5, G-6): `text` is the complete text, `final` ends it.
  */
@@ -514,18 +626,35 @@ export type EngineEvent =
  */
 { event: "delivered"; id: string } | 
 /**
- * The connection dropped; the next attempt is in `retry_in_ms` (absent: no retry scheduled).
+ * The connection dropped, or an attempt failed; the next attempt is in `retry_in_ms` (absent: no retry
+ * scheduled). `code` says why in a word the front ends translate (see [`DisconnectCode`]); `reason` is detail.
  */
-{ event: "disconnected"; reason: string; retry_in_ms?: number | null } | 
+{ event: "disconnected"; code: DisconnectCode; reason: string; retry_in_ms?: number | null } | 
 /**
  * A-4 / G-3: no retry until settings change.
  */
 { event: "access_denied"; reason: string } | 
 /**
- * A command refused locally; nothing was sent.
+ * A command refused locally; nothing was sent. `code` is [`crate::Refusal::code`]; `reason` a human text.
  */
-{ event: "rejected"; cmd: string; reason: string; id?: string | null }
+{ event: "rejected"; cmd: string; code: string; reason: string; id?: string | null }
 export type ExportFormat = "markdown" | "json"
+/**
+ * What the agent accepts (A-3 decision). Text and card answers are base frames and always on.
+ */
+export type Features = { 
+/**
+ * Files: adapter `media` frames, v3 uploads.
+ */
+files: boolean; 
+/**
+ * Voice messages: adapter `audio` frames, v3 uploads.
+ */
+voice: boolean; 
+/**
+ * The per-file limit in bytes; absent where the agent alone decides (v3, G-9).
+ */
+max_file_bytes?: number | null }
 export type FileInfo = { path: string; name: string; size: number; mime?: string | null; 
 /**
  * Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
@@ -567,7 +696,15 @@ export type Profile = { id: string; name: string; url: string; dialect: Dialect;
 /**
  * The token is kept in memory for this run only (no keychain, or the user asked so).
  */
-tokenSessionOnly: boolean }
+tokenSessionOnly: boolean; 
+/**
+ * The agent evidently approved this device (A-8): the pairing help is not shown.
+ */
+paired: boolean; 
+/**
+ * The conversation the user made the agent's home channel (`/sethome`: scheduled messages arrive there).
+ */
+homeConversationId?: string | null }
 export type ProfileInput = { name: string; url: string; dialect: Dialect; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null }
 /**
  * One button of a card (A-12).
@@ -587,7 +724,11 @@ export type SendResult = { id?: string | null }
  * A card (A-12..A-17) as kept in the history, with its outcome once it has one.
  */
 export type StoredCard = { id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeoutSeconds?: number | null; createdAt: string; done?: CardOutcome | null }
-export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; createdAt: string; attachments: Attachment[] }
+export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; createdAt: string; attachments: Attachment[]; 
+/**
+ * The failed message this one sends again under a new id (the agent had received and refused that one, A-6).
+ */
+retryOf?: string | null }
 /**
  * Read-aloud started / ended / was stopped (drives the avatar's `speaking` state).
  */

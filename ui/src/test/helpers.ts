@@ -4,7 +4,7 @@ import type { InvokeArgs } from '@tauri-apps/api/core';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
-import type { AppInfo, Conversation, EngineEvent, HistoryPage, JsonValue, Profile, StoredMessage } from '../lib/backend/types';
+import type { AppInfo, Conversation, EngineEvent, Features, HistoryPage, JsonValue, Profile, StoredMessage } from '../lib/backend/types';
 import { AppState } from '../lib/state/app.svelte';
 
 export interface Call {
@@ -21,6 +21,7 @@ export const PROFILE: Profile = {
   allowInsecureWs: false,
   hasToken: true,
   tokenSessionOnly: false,
+  paired: false,
 };
 
 export const CONV: Conversation = {
@@ -80,6 +81,10 @@ export function setupIpc(opts: IpcOptions = {}) {
       }
       case 'update_profile':
         return { ...(profiles.find((p) => p.id === args.id) ?? PROFILE), ...(args.input as object) };
+      case 'set_paired':
+        return { ...(profiles.find((p) => p.id === args.profileId) ?? PROFILE), paired: args.paired };
+      case 'set_home':
+        return { ...(profiles.find((p) => p.id === args.profileId) ?? PROFILE), homeConversationId: args.conversationId ?? undefined };
       case 'create_profile':
         return { ...PROFILE, id: 'p-new', ...(args.input as object), hasToken: false };
       case 'file_url':
@@ -118,7 +123,18 @@ export async function renderApp(opts: IpcOptions = {}) {
 
 export async function ready(ipc: { emit: (e: EngineEvent) => void }, capabilities: Partial<Record<string, JsonValue>> = {}) {
   ipc.emit({ event: 'connecting', attempt: 1 });
-  ipc.emit({ event: 'ready', session: 'mobile:desktop-84b9042da9357a03', capabilities });
+  ipc.emit({ event: 'ready', session: 'mobile:desktop-84b9042da9357a03', capabilities, features: adapterFeatures(capabilities) });
+}
+
+/** The features the engine announces for these adapter capabilities (its A-3 rule, `Features::adapter` in
+ *  crates/protocol/src/event.rs), for tests that fake the engine: off only for `media`/`audio: false` or a zero limit. */
+export function adapterFeatures(caps: Partial<Record<string, JsonValue>> = {}): Features {
+  const limit = caps.max_media_bytes;
+  return {
+    files: caps.media !== false && limit !== 0,
+    voice: caps.audio !== false,
+    max_file_bytes: typeof limit === 'number' && limit > 0 ? limit : 8 * 1024 * 1024,
+  };
 }
 
 /** Wait for one animation frame (streamed edits are coalesced per frame). */

@@ -1,5 +1,6 @@
 import type {
   AppInfo,
+  AppSettings,
   BackendErrorPayload,
   Command,
   Conversation,
@@ -15,14 +16,23 @@ import type {
   SendResult,
   UpdateCheck,
 } from './types';
+import { appErrorText } from '../errors';
 
 /** The UI's only door to the Rust shell. Nothing UI-specific belongs here. */
 export interface Backend {
   appInfo(): Promise<AppInfo>;
+  /** Settings remembered per machine (the download limit); a new limit applies to the next connection. */
+  appSettings(): Promise<AppSettings>;
+  /** Saves them; answers with what was stored (values clamped). */
+  appSaveSettings(settings: AppSettings): Promise<AppSettings>;
 
   listProfiles(): Promise<Profile[]>;
   createProfile(input: ProfileInput): Promise<Profile>;
   updateProfile(id: string, input: ProfileInput): Promise<Profile>;
+  /** The agent evidently approved this device (A-8), or refused it again (`false`). */
+  setPaired(profileId: string, paired: boolean): Promise<Profile>;
+  /** The conversation the user made the agent's home channel (`/sethome`), or none. */
+  setHome(profileId: string, conversationId: string | null): Promise<Profile>;
   deleteProfile(id: string): Promise<void>;
   setToken(profileId: string, token: string, sessionOnly: boolean): Promise<void>;
   deleteToken(profileId: string): Promise<void>;
@@ -58,6 +68,9 @@ export interface Backend {
   openFile(path: string): Promise<void>;
   fileInfo(path: string): Promise<FileInfo>;
   writeTempFile(filename: string, base64: string): Promise<string>;
+  /** The system clipboard's image saved as the PNG `filename` (its path), `null` when it holds none: for a paste whose
+   *  event carried no file (WebKitGTK hands a page no image). */
+  clipboardImage(filename: string): Promise<string | null>;
   notify(title: string, body: string): Promise<void>;
   /** Ask the release feed for a newer signed version (`not_configured` when this build has no update endpoint). */
   checkForUpdates(): Promise<UpdateCheck>;
@@ -96,7 +109,8 @@ export function toBackendError(e: unknown): BackendError {
   return new BackendError({ code: 'internal', message: String(e) });
 }
 
-/** The user-facing text of any error. */
+/** The user-facing text of any error: the sentence for its code in the user's language, never the raw English
+ *  `message`, which can carry SQL or an OS error. */
 export function errorMessage(e: unknown): string {
-  return toBackendError(e).message;
+  return appErrorText(toBackendError(e).code);
 }

@@ -4,6 +4,7 @@ import type { Backend } from './backend';
 import { BackendError } from './backend';
 import type {
   AppInfo,
+  AppSettings,
   Command,
   Conversation,
   EngineEvent,
@@ -111,6 +112,7 @@ export class FakeBackend implements Backend {
       allowInsecureWs: true,
       hasToken: true,
       tokenSessionOnly: false,
+      paired: true,
     },
   ];
   private conversations: Conversation[] = [
@@ -170,7 +172,7 @@ export class FakeBackend implements Backend {
   }
 
   async createProfile(input: ProfileInput) {
-    const p: Profile = { ...input, id: this.id('p'), deviceId: `desktop-${Math.random().toString(16).slice(2, 14)}`, hasToken: false, tokenSessionOnly: false };
+    const p: Profile = { ...input, id: this.id('p'), deviceId: `desktop-${Math.random().toString(16).slice(2, 14)}`, hasToken: false, tokenSessionOnly: false, paired: false };
     this.profiles.push(p);
     if (p.dialect === 'v3') {
       this.conversations.push({ id: this.id('c'), profileId: p.id, title: 'First conversation', session: crypto.randomUUID(), updatedAt: new Date().toISOString(), unread: 0 });
@@ -184,6 +186,22 @@ export class FakeBackend implements Backend {
     const p = this.profiles.find((x) => x.id === id);
     if (!p) throw new BackendError({ code: 'not_found', message: 'No such profile' });
     Object.assign(p, input);
+    return { ...p };
+  }
+
+  async setPaired(profileId: string, paired: boolean) {
+    const p = this.profiles.find((x) => x.id === profileId);
+    if (!p) throw new BackendError({ code: 'not_found', message: 'No such profile' });
+    p.paired = paired;
+    return { ...p };
+  }
+
+  async setHome(profileId: string, conversationId: string | null) {
+    const p = this.profiles.find((x) => x.id === profileId);
+    if (!p) throw new BackendError({ code: 'not_found', message: 'No such profile' });
+    if (conversationId && !this.conversations.some((c) => c.id === conversationId && c.profileId === profileId))
+      throw new BackendError({ code: 'invalid_input', message: 'not a conversation of this agent' });
+    p.homeConversationId = conversationId;
     return { ...p };
   }
 
@@ -220,7 +238,13 @@ export class FakeBackend implements Backend {
       this.emit(profileId, { event: 'access_denied', reason: 'auth_failed: device desktop-3f9a1c2b7d4e is not approved' });
       return;
     }
-    this.emit(profileId, { event: 'ready', session: 'mobile:desktop-3f9a1c2b7d4e', capabilities: { max_media_bytes: 8 * MiB, voice: true } });
+    // as a real adapter: only the limit; the engine's features say what it accepts (A-3)
+    this.emit(profileId, {
+      event: 'ready',
+      session: 'mobile:desktop-3f9a1c2b7d4e',
+      capabilities: { max_media_bytes: 8 * MiB },
+      features: { files: true, voice: true, max_file_bytes: 8 * MiB },
+    });
     void this.playScenario(profileId);
   }
 
@@ -242,7 +266,7 @@ export class FakeBackend implements Backend {
         break;
       case 'offline':
         await sleep(200);
-        this.emit(pid, { event: 'disconnected', reason: 'network unreachable', retry_in_ms: 8000 });
+        this.emit(pid, { event: 'disconnected', code: 'unreachable', reason: 'network unreachable', retry_in_ms: 8000 });
         break;
       case 'clarify':
         await sleep(200);
@@ -260,6 +284,14 @@ export class FakeBackend implements Backend {
     switch (command.cmd) {
       case 'text': {
         const id = command.id ?? this.id('m');
+        // the engine's retry rule (A-6): an id the agent already received is refused; a new message goes instead
+        if (this.received.has(id)) throw new BackendError({ code: 'id_in_use', message: `the id "${id}" is already used` });
+        this.received.add(id);
+        if (command.text.trim().split(/\s/)[0].toLowerCase() === '/error') {
+          // as the adapter does: the agent's error for the message comes before the Pong that confirms delivery
+          void this.ackWithError(pid, id);
+          return { id };
+        }
         void this.ack(pid, id).then(() => this.respond(pid, command.text.trim(), id));
         return { id };
       }
@@ -284,6 +316,17 @@ export class FakeBackend implements Backend {
   }
 
   private cancelled = new Set<string>();
+  /** Ids the demo agent has received (a Retry under one of them is refused with `id_in_use`). */
+  private received = new Set<string>();
+
+  private async ackWithError(pid: string, id: string) {
+    await sleep(150);
+    this.emit(pid, { event: 'sent', id });
+    await sleep(200);
+    this.emit(pid, { event: 'error', code: 'internal', text: 'A demo error: something went wrong on the agent side.', id });
+    await sleep(100);
+    this.emit(pid, { event: 'delivered', id });
+  }
 
   private async ack(pid: string, id: string) {
     await sleep(150);
@@ -300,7 +343,7 @@ export class FakeBackend implements Backend {
     if (cmd === '/clarify') return this.clarify(pid);
     if (cmd === '/media') return this.media(pid);
     if (cmd === '/offline') {
-      this.emit(pid, { event: 'disconnected', reason: 'connection reset by peer', retry_in_ms: 5000 });
+      this.emit(pid, { event: 'disconnected', code: 'lost', reason: 'connection reset by peer', retry_in_ms: 5000 });
       await sleep(5000);
       return this.runConnection(pid);
     }
@@ -308,10 +351,11 @@ export class FakeBackend implements Backend {
       this.emit(pid, { event: 'access_denied', reason: 'auth_failed: token does not match MOBILE_TOKEN' });
       return;
     }
-    if (cmd === '/error') {
-      this.emit(pid, { event: 'error', code: 'rate_limited', text: 'Slow down: 20 messages per minute', id: replyTo });
-      return;
-    }
+    // Hermes's home-channel reminder and its answer to /sethome (spec §10)
+    if (cmd === '/home')
+      return this.streamReply(pid, '📬 No home channel is set for Mobile. A home channel is where Hermes delivers cron job results and cross-platform messages.\n\nType /sethome to make this chat your home channel, or ignore to skip.', 200, replyTo);
+    if (cmd === '/sethome')
+      return this.streamReply(pid, '✅ Home channel set to **Mobile** (ID: mobile:desktop-3f9a1c2b7d4e).\nCron jobs and cross-platform messages will be delivered here.', 200, replyTo);
     const reply = `You said: *${text.replace(/[*_`]/g, '')}*\n\nI'm the built-in demo agent. Try \`/stream\`, \`/approve\`, \`/clarify\` or \`/media\`.`;
     return this.streamReply(pid, reply, 3);
   }
@@ -506,6 +550,20 @@ export class FakeBackend implements Backend {
     const size = Math.floor((base64.length * 3) / 4);
     this.files.set(path, { info: { path, name: filename, size, mime: 'image/png' }, url: `data:image/png;base64,${base64}` });
     return path;
+  }
+
+  /** A browser's paste event carries the image itself: the fake shell's clipboard is always empty. */
+  async clipboardImage(): Promise<string | null> {
+    return null;
+  }
+
+  private settings: AppSettings = { maxDownloadMb: 2048 };
+  async appSettings(): Promise<AppSettings> {
+    return { ...this.settings };
+  }
+  async appSaveSettings(settings: AppSettings): Promise<AppSettings> {
+    this.settings = { maxDownloadMb: Math.min(Math.max(Math.round(settings.maxDownloadMb), 1), 1024 * 1024) };
+    return { ...this.settings };
   }
 
   async notify() {}

@@ -1,12 +1,14 @@
 import { SvelteMap } from 'svelte/reactivity';
 import type { Backend } from '../backend/backend';
-import { toBackendError } from '../backend/backend';
+import { errorMessage, toBackendError } from '../backend/backend';
+import { eventErrorText } from '../errors';
 import type {
   Attachment,
   Command,
   Conversation,
   EngineEvent,
   EventOf,
+  Features,
   FileInfo,
   HistoryPage,
   MessageError,
@@ -20,9 +22,18 @@ import type { VoiceClip, VoiceSendTo } from '../backend/voice';
 import { markOnce, newId, nextFrame } from '../util/frame';
 import { parseTime } from '../util/format';
 import { guessMime, kindFromMime, maxMediaBytes } from '../util/media';
+import { denialCause, isPairingReply } from './agent-text';
 
 /** Error codes that announce an access denial (A-4, G-3): the access-denied banner already says it. */
 const AUTH_CODES = new Set(['auth_failed', 'unauthorized', 'forbidden']);
+/** `error{id}` codes the engine recovers from by itself (a v3 upload it tries again): the message stays queued. */
+const TRANSIENT_CODES = new Set(['upload_failed']);
+/** A refusal of the id a Retry reused: the agent had that message already, so it goes again as a new one. */
+const ID_IN_USE = 'id_in_use';
+
+/** Before the agent's first `ready` (a fresh start, a restart): files and voice on until it says otherwise (A-3). What
+ *  it accepts afterwards is the engine's `ready.features`, never derived here from `capabilities`. */
+export const DEFAULT_FEATURES: Readonly<Features> = { files: true, voice: true };
 
 /* ---------- Timeline items ---------- */
 
@@ -38,6 +49,8 @@ export interface MessageItem {
   error?: MessageError | null;
   createdAt: number;
   attachments: Attachment[];
+  /** The failed message this one sends again (the agent had received and refused that one). */
+  retryOf?: string | null;
 }
 
 export interface CardItem {
@@ -87,6 +100,7 @@ export function fromStored(m: StoredMessage): MessageItem {
     error: m.error,
     createdAt: parseTime(m.createdAt),
     attachments: m.attachments ?? [],
+    retryOf: m.retryOf ?? null,
   };
 }
 
@@ -177,7 +191,9 @@ export type ConnStatus =
   | { kind: 'idle' }
   | { kind: 'connecting'; attempt: number }
   | { kind: 'ready' }
-  | { kind: 'disconnected'; reason: string; retryAt?: number }
+  /** `code`: why (`disconnected{code}`, translated by the banner); `text`: a sentence already made for the user
+   *  (the engine could not start); `reason`: the engine's English detail, never shown as such. */
+  | { kind: 'disconnected'; reason: string; retryAt?: number; code?: string | null; text?: string }
   | { kind: 'access_denied'; reason: string };
 
 export interface Notice {
@@ -209,6 +225,10 @@ export interface SessionHooks {
 export class ProfileSession {
   status = $state<ConnStatus>({ kind: 'idle' });
   capabilities = $state<Record<string, unknown>>({});
+  /** Files and voice on or off for this agent (`ready.features`); on until its first `ready` says otherwise. */
+  features = $state<Features>({ ...DEFAULT_FEATURES });
+  /** Whether {@link features} came from the engine (else the per-file limit is the adapter's default). */
+  private featuresKnown = false;
   sessionName = $state('');
   avatarUrl = $state<string | undefined>(undefined);
   typing = $state(false);
@@ -216,13 +236,27 @@ export class ProfileSession {
   progress = $state<Record<string, ProgressInfo>>({});
   notices = $state<Notice[]>([]);
   pairingNeeded = $state(false);
+  /** The agent evidently approved this device (A-8; kept in the profile): no pairing help. */
+  paired = $state(false);
+  /** The conversation made the agent's home channel (`/sethome`; kept in the profile). */
+  homeConversationId = $state<string | null>(null);
   /** Text for the polite live region: set once per final reply, never per edit. */
   announcement = $state('');
   conversations = $state<Conversation[]>([]);
   conversationsLoaded = $state(false);
   /** Replies, files and cards that arrived in each conversation while another one was on screen (this run). */
   unread = $state<Record<string, number>>({});
-  profile: Profile;
+  private _profile!: Profile;
+  /** The profile as the shell last returned it; its pairing and home channel are followed in {@link paired} and
+   *  {@link homeConversationId}. */
+  get profile(): Profile {
+    return this._profile;
+  }
+  set profile(p: Profile) {
+    this._profile = p;
+    this.paired = !!p.paired;
+    this.homeConversationId = p.homeConversationId ?? null;
+  }
 
   private timelines = new SvelteMap<string, Timeline>();
   private pending = new Map<string, EventOf<'message'>>();
@@ -230,7 +264,9 @@ export class ProfileSession {
    *  arrived before the clip's echo exists (the engine's `sent` can overtake `voice_stop`'s reply). */
   private voiceIds = new Map<string, EngineEvent[]>();
   private frameScheduled = false;
-  private gotReply = false;
+  /** Approval evidence (A-8): 0 no reply yet; 1 a reply came; 2 the user wrote after a reply (the next reply that is
+   *  not about pairing shows the device approved). */
+  private pairStage: 0 | 1 | 2 = 0;
   private pairingTimer: ReturnType<typeof setTimeout> | null = null;
   /** Conversation to route session-less events to (the last one the user wrote in). */
   activeConversationId: string | null = null;
@@ -244,6 +280,7 @@ export class ProfileSession {
   }
 
   get maxMediaBytes(): number {
+    if (this.featuresKnown) return this.features.max_file_bytes ?? Number.POSITIVE_INFINITY;
     return maxMediaBytes(this.capabilities);
   }
 
@@ -352,10 +389,10 @@ export class ProfileSession {
       const newest = tl.items[tl.items.length - 1];
       if (newest?.type === 'card' && stored.some((i) => i.id === newest.id) && cardWaiting(newest, Date.now()))
         this.hooks.onCard?.(newest.text);
-      if (stored.some((m) => m.type === 'message' && m.direction === 'in')) this.gotReply = true;
+      this.noteHistory(stored);
       tl.loadError = null;
     } catch (e) {
-      tl.loadError = toBackendError(e).message;
+      tl.loadError = errorMessage(e);
     } finally {
       tl.loaded = true;
       tl.placeNewLine();
@@ -375,7 +412,7 @@ export class ProfileSession {
       tl.hasMore = page.hasMore;
       return older.length;
     } catch (e) {
-      tl.loadError = toBackendError(e).message;
+      tl.loadError = errorMessage(e);
       return 0;
     } finally {
       tl.loadingOlder = false;
@@ -390,7 +427,8 @@ export class ProfileSession {
     try {
       await this.backend.connect(this.profile.id, (ev) => this.handle(ev));
     } catch (e) {
-      this.status = { kind: 'disconnected', reason: toBackendError(e).message };
+      const err = toBackendError(e);
+      this.status = { kind: 'disconnected', reason: err.message, text: errorMessage(err) };
     }
   }
 
@@ -432,6 +470,8 @@ export class ProfileSession {
         this.sessionName = ev.session;
         this.avatarUrl = ev.avatar_url || undefined;
         this.capabilities = ev.capabilities ?? {};
+        this.featuresKnown = !!ev.features;
+        this.features = ev.features ?? { ...DEFAULT_FEATURES };
         markOnce('hermes:connected');
         break;
       case 'message':
@@ -440,6 +480,8 @@ export class ProfileSession {
       case 'typing':
         this.typing = ev.on;
         if (ev.on) this.markReply();
+        // `typing{stop}` ends the reply (A-11): the avatar stops thinking too, without waiting for `avatar{idle}`
+        else if (this.avatarState === 'thinking') this.avatarState = 'idle';
         break;
       case 'avatar':
         this.avatarState = ev.state;
@@ -465,7 +507,7 @@ export class ProfileSession {
         this.onError(ev.code, ev.text, ev.id);
         break;
       case 'rejected':
-        this.onError('rejected', ev.reason, ev.id);
+        this.onError(ev.code, ev.reason, ev.id, true);
         break;
       case 'sent':
         this.setState(ev.id, 'sent');
@@ -478,6 +520,7 @@ export class ProfileSession {
         this.status = {
           kind: 'disconnected',
           reason: ev.reason,
+          code: ev.code,
           retryAt: ev.retry_in_ms != null ? Date.now() + ev.retry_in_ms : undefined,
         };
         break;
@@ -487,6 +530,7 @@ export class ProfileSession {
         this.status = { kind: 'access_denied', reason: ev.reason };
         // The banner explains the denial: the `auth_failed` error that preceded it would only repeat it.
         this.notices = this.notices.filter((n) => !AUTH_CODES.has(n.code) && n.text !== ev.reason);
+        this.onDenied(ev.reason);
         break;
     }
   }
@@ -629,6 +673,7 @@ export class ProfileSession {
   }
 
   private onFinal(text: string): void {
+    this.noteReply(text);
     this.announcement = text.length > 500 ? `${text.slice(0, 500)}…` : text;
     this.hooks.onIncoming?.('reply', text);
     // In a task of its own, after the final text is rendered: read-aloud and the avatar's bubble then walk the
@@ -641,6 +686,7 @@ export class ProfileSession {
     this.markReply();
     const existing = this.findItem(ev.id);
     if (existing) return;
+    this.noteReply(ev.text);
     const tl = this.routeTimeline();
     this.countUnread(tl, ev.id);
     tl.push<CardItem>({
@@ -661,6 +707,7 @@ export class ProfileSession {
 
   private onMedia(ev: EventOf<'media'>): void {
     this.markReply();
+    this.noteReply(ev.caption ?? '');
     const att: Attachment = {
       mediaId: ev.id,
       kind: ev.kind,
@@ -709,18 +756,21 @@ export class ProfileSession {
     }
   }
 
-  private onError(code: string, text: string, id?: string | null): void {
+  private onError(code: string, text: string, id?: string | null, refusal = false): void {
+    // Retry's own business (it sends the message again under a new id): not a failure of anything shown.
+    if (code === ID_IN_USE) return;
     if (id) {
       const it = this.findItem(id);
       if (it?.type === 'message') {
         it.error = { code, text };
-        if (it.direction === 'out') it.state = 'failed';
-        delete this.progress[id];
+        const transient = !refusal && TRANSIENT_CODES.has(code);
+        if (it.direction === 'out' && !transient) it.state = 'failed';
+        if (!transient) delete this.progress[id];
         return;
       }
       if (it?.type === 'card') {
         it.answering = null;
-        it.answerError = text;
+        it.answerError = eventErrorText(code) ?? text;
         return;
       }
       if (it?.type === 'download') {
@@ -740,18 +790,88 @@ export class ProfileSession {
   private setState(id: string, state: 'sent' | 'delivered'): void {
     const it = this.findItem(id);
     if (it?.type !== 'message' || it.direction !== 'out') return;
+    // An error for the message wins over any later state: the adapter confirms delivery with a Ping/Pong that can
+    // come after the agent's `error{id}` (A-6). Only a Retry makes a failed message queued again.
+    if (it.state === 'failed') return;
     // Never go backwards (delivered may overtake a late "sent").
     if (state === 'sent' && it.state === 'delivered') return;
     it.state = state;
-    it.error = undefined;
+    if (it.error && TRANSIENT_CODES.has(it.error.code)) it.error = undefined;
   }
 
   /* ---------- pairing (A-8) ---------- */
 
+  // An unapproved device gets a pairing code for its first message, then nothing until the owner approves it (A-8,
+  // spec §10). So a reply is not proof of approval: the help (device id, `hermes pairing approve …`) stays until the
+  // agent answers a message the user sent after an earlier reply — and that answer is not about pairing. The
+  // approval is kept in the profile (a paired profile never shows the help again) until access is denied.
+
+  /** The agent is doing something (a reply starts, typing, a card, a file): it is not silent. */
   private markReply(): void {
-    this.gotReply = true;
+    this.clearPairingTimer();
+  }
+
+  /** A whole reply from the agent (a final message, a card, a file): a step of the approval evidence. */
+  private noteReply(text: string): void {
+    if (this.paired || this.profile.dialect !== 'adapter') return;
+    if (isPairingReply(text)) {
+      this.pairStage = 1;
+      this.pairingNeeded = true;
+    } else if (this.pairStage === 2) this.markPaired();
+    else this.pairStage = 1;
+  }
+
+  /** The user sends a message: a reply to it after an earlier reply is the evidence; no reply at all means the device
+   *  is probably not approved (the help shows after {@link PAIRING_WAIT_MS}). */
+  private armPairingTimer(): void {
+    if (this.paired || this.profile.dialect !== 'adapter') return;
+    if (this.pairStage === 1) this.pairStage = 2;
+    if (this.pairingTimer || this.status.kind !== 'ready') return;
+    this.pairingTimer = setTimeout(() => {
+      this.pairingTimer = null;
+      if (!this.paired && this.status.kind === 'ready') this.pairingNeeded = true;
+    }, PAIRING_WAIT_MS);
+  }
+
+  /** Where the stored conversation left the evidence (replies and messages of an earlier run, oldest first); the help
+   *  comes back when its newest reply is a pairing code. History alone never proves approval: it may be older than
+   *  a denial that cleared it. */
+  private noteHistory(items: (MessageItem | CardItem)[]): void {
+    if (this.paired || this.profile.dialect !== 'adapter') return;
+    let stage: 0 | 1 | 2 = 0;
+    let pairingLast = false;
+    for (const i of items) {
+      if (i.type === 'card' || i.direction === 'in') {
+        stage = 1;
+        pairingLast = isPairingReply(i.text);
+      } else if (stage === 1) stage = 2;
+    }
+    if (stage > this.pairStage) this.pairStage = stage;
+    if (pairingLast) this.pairingNeeded = true;
+  }
+
+  private markPaired(): void {
+    this.paired = true;
     this.pairingNeeded = false;
     this.clearPairingTimer();
+    this.backend
+      .setPaired(this.profile.id, true)
+      .then((p) => (this.profile = p))
+      .catch(() => {}); // kept for this run; the next evidence records it
+  }
+
+  /** Access denied (`auth_failed`, close 1008): unless the token alone is to blame, the device may not be approved
+   *  (any more): the help shows again and the approval is forgotten until the next evidence. */
+  private onDenied(reason: string): void {
+    if (this.profile.dialect !== 'adapter' || denialCause(reason) === 'token') return;
+    this.pairStage = 0;
+    this.pairingNeeded = true;
+    if (!this.paired) return;
+    this.paired = false;
+    this.backend
+      .setPaired(this.profile.id, false)
+      .then((p) => (this.profile = p))
+      .catch(() => {});
   }
 
   private clearPairingTimer(): void {
@@ -759,17 +879,24 @@ export class ProfileSession {
     this.pairingTimer = null;
   }
 
-  private armPairingTimer(): void {
-    if (this.gotReply || this.pairingTimer || this.profile.dialect !== 'adapter') return;
-    if (this.status.kind !== 'ready') return;
-    this.pairingTimer = setTimeout(() => {
-      this.pairingTimer = null;
-      if (!this.gotReply && this.status.kind === 'ready') this.pairingNeeded = true;
-    }, PAIRING_WAIT_MS);
-  }
-
   dismissPairing(): void {
     this.pairingNeeded = false;
+  }
+
+  /* ---------- home channel (spec §10) ---------- */
+
+  /** "Make this chat home": sends `/sethome` there as a normal message (Hermes then delivers its scheduled messages to
+   *  this chat) and keeps the conversation as the profile's home. */
+  async makeHome(conversationId: string): Promise<void> {
+    const item = await this.sendText(conversationId, '/sethome');
+    if (item.state === 'failed') return; // the message says why, with its Retry
+    this.homeConversationId = conversationId;
+    if (conversationId.startsWith('local:')) return;
+    try {
+      this.profile = await this.backend.setHome(this.profile.id, conversationId);
+    } catch (e) {
+      this.notices.push({ id: newId(), code: toBackendError(e).code, text: errorMessage(e) });
+    }
   }
 
   /* ---------- sending ---------- */
@@ -839,7 +966,7 @@ export class ProfileSession {
     const item = this.voiceEcho(conversationId, id, clip);
     if (clip.error) {
       item.state = 'failed';
-      item.error = { code: clip.error.code, text: clip.error.message };
+      item.error = { code: clip.error.code, text: '' };
     }
     const early = this.voiceIds.get(id);
     this.voiceIds.delete(id);
@@ -868,25 +995,54 @@ export class ProfileSession {
     });
   }
 
-  /** Retry a failed message with its original id (A-6: the adapter drops repeats). */
+  /** The message that sends `id` again (its `retryOf`), if there is one in the conversation. */
+  retryOf(conversationId: string, id: string): MessageItem | undefined {
+    const tl = this.timelines.get(conversationId);
+    for (const i of tl?.items ?? []) if (i.type === 'message' && i.retryOf === id) return i;
+    return undefined;
+  }
+
+  /** Retry a failed message. The engine decides (A-6): one the agent never received goes again under its own id;
+   *  one it already has (it refused it: `id_in_use`) goes as a new message marked as the retry of the failed one,
+   *  which keeps its error and loses its Retry. */
   async retry(conversationId: string, id: string): Promise<void> {
     const tl = this.timeline(conversationId);
     const it = tl.find(id);
-    if (it?.type !== 'message' || it.direction !== 'out') return;
+    if (it?.type !== 'message' || it.direction !== 'out' || it.state !== 'failed') return;
+    if (this.retryOf(conversationId, it.id)) return;
+    const before = { state: it.state, error: it.error };
     it.state = 'queued';
     it.error = undefined;
-    await this.transmit(tl, it);
+    if ((await this.transmit(tl, it)) !== ID_IN_USE) return;
+    it.state = before.state;
+    it.error = before.error;
+    const again = tl.push<MessageItem>({
+      type: 'message',
+      id: newId(),
+      direction: 'out',
+      text: it.text,
+      final: true,
+      state: 'queued',
+      replyTo: it.replyTo,
+      createdAt: Date.now(),
+      attachments: it.attachments.map((a) => ({ ...a })),
+      retryOf: it.id,
+    });
+    for (const a of again.attachments) a.mediaId = again.id;
+    await this.transmit(tl, again);
   }
 
-  private async transmit(tl: Timeline, item: MessageItem): Promise<void> {
+  /** Hands the message to the engine; a refusal shows on it. Returns the refusal's code, if any. */
+  private async transmit(tl: Timeline, item: MessageItem): Promise<string | null> {
     this.setPreview(tl.conversation.id, item);
     const session = this.sessionFor(tl);
     const att = item.attachments[0];
+    const retry_of = item.retryOf ?? undefined;
     const cmd: Command = att?.kind === 'voice'
-      ? { cmd: 'audio', path: att.path, id: item.id, session }
+      ? { cmd: 'audio', path: att.path, id: item.id, session, retry_of }
       : att
-      ? { cmd: 'file', path: att.path, caption: item.text || undefined, id: item.id, session }
-      : { cmd: 'text', text: item.text, reply_to: item.replyTo, id: item.id, session };
+      ? { cmd: 'file', path: att.path, caption: item.text || undefined, id: item.id, session, retry_of }
+      : { cmd: 'text', text: item.text, reply_to: item.replyTo, id: item.id, session, retry_of };
     this.armPairingTimer();
     try {
       const res = await this.command(cmd);
@@ -894,10 +1050,15 @@ export class ProfileSession {
         item.serverId = item.id;
         item.id = res.id;
       }
+      return null;
     } catch (e) {
       const err = toBackendError(e);
-      item.state = 'failed';
-      item.error = { code: err.code, text: err.message };
+      if (err.code !== ID_IN_USE) {
+        item.state = 'failed';
+        // (the sentence for the code is what the user reads: the shell's English message is not kept)
+        item.error = { code: err.code, text: '' };
+      }
+      return err.code;
     }
   }
 
@@ -925,7 +1086,7 @@ export class ProfileSession {
       await this.command({ cmd: 'prompt', prompt_id: card.id, option_id: optionId, text });
     } catch (e) {
       card.answering = null;
-      card.answerError = toBackendError(e).message;
+      card.answerError = errorMessage(e);
     }
   }
 
