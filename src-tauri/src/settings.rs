@@ -46,19 +46,26 @@ impl AppSettings {
 
     /// Read from `dir`; a missing or broken file gives the defaults.
     pub fn load(dir: &Path) -> Self {
-        std::fs::read(dir.join(SETTINGS_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<AppSettings>(&b).ok())
-            .unwrap_or_default()
-            .normalized()
+        read_json::<AppSettings>(dir, SETTINGS_FILE).normalized()
     }
 
     /// Write to `dir` atomically (temp file + rename).
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
-        let tmp = dir.join(format!("{SETTINGS_FILE}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
-        std::fs::rename(tmp, dir.join(SETTINGS_FILE))
+        write_json(dir, SETTINGS_FILE, self)
     }
+}
+
+/// A settings file `name` in `dir`, read as `T`; a missing or broken file (or a field of the wrong type) gives the
+/// defaults. The app's settings files (`app-settings.json`, `voice-settings.json`) all use this.
+pub fn read_json<T: serde::de::DeserializeOwned + Default>(dir: &Path, name: &str) -> T {
+    std::fs::read(dir.join(name)).ok().and_then(|b| serde_json::from_slice::<T>(&b).ok()).unwrap_or_default()
+}
+
+/// Writes `value` as the settings file `name` in `dir` atomically: a temp file, then a rename over the old one.
+pub fn write_json<T: Serialize>(dir: &Path, name: &str, value: &T) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
+    std::fs::write(&tmp, serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?)?;
+    std::fs::rename(tmp, dir.join(name))
 }
 
 /// Managed state: the settings and where they live.

@@ -75,18 +75,12 @@ impl VoiceSettings {
 
     /// Read from `dir`; a missing or broken file gives the defaults.
     pub fn load(dir: &Path) -> Self {
-        std::fs::read(dir.join(SETTINGS_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice::<VoiceSettings>(&b).ok())
-            .unwrap_or_default()
-            .normalized()
+        crate::settings::read_json::<VoiceSettings>(dir, SETTINGS_FILE).normalized()
     }
 
     /// Write to `dir` atomically (temp file + rename).
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
-        let tmp = dir.join(format!("{SETTINGS_FILE}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
-        std::fs::rename(tmp, dir.join(SETTINGS_FILE))
+        crate::settings::write_json(dir, SETTINGS_FILE, self)
     }
 }
 

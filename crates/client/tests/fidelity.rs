@@ -56,10 +56,18 @@ async fn server(capabilities: Capabilities) -> Running {
     hermes_devserver::start(ServerConfig { capabilities, ..ServerConfig::fast() }).await.unwrap()
 }
 
-fn small_wav(dir: &std::path::Path) -> std::path::PathBuf {
-    let p = dir.join("hi.wav");
-    std::fs::write(&p, hermes_voice::wav::encode_pcm16_mono_16k(&[0i16, 1000, -1000, 0].repeat(400))).unwrap();
-    p
+/// A small text file and a small voice clip in `dir`, as the commands that send them (under `ids`, if given).
+fn file_and_voice(dir: &std::path::Path, ids: Option<(&str, &str)>) -> (Command, Command) {
+    let doc = dir.join("notes.txt");
+    std::fs::write(&doc, b"hello file").unwrap();
+    let wav = dir.join("hi.wav");
+    std::fs::write(&wav, hermes_voice::wav::encode_pcm16_mono_16k(&[0i16, 1000, -1000, 0].repeat(400))).unwrap();
+    let (f, v) = ids.map_or((None, None), |(f, v)| (Some(f.to_string()), Some(v.to_string())));
+    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+    (
+        Command::File { path: path(&doc), caption: None, id: f, session: None, retry_of: None },
+        Command::Audio { path: path(&wav), text: None, id: v, session: None, retry_of: None },
+    )
 }
 
 /// A-3 decision, end to end: whatever the documented shape of `capabilities` that leaves a feature on — absent,
@@ -73,24 +81,8 @@ async fn a3_voice_and_files_reach_an_agent_that_announces_only_a_limit_or_nothin
         let ready = c.wait(10, |e| matches!(e, Event::Ready { .. })).await;
         let Event::Ready { features, .. } = ready else { unreachable!() };
         assert_eq!(features, Features { files: true, voice: true, max_file_bytes: Some(8 * 1024 * 1024) }, "{caps:?}");
-        let doc = a.dir.path().join("notes.txt");
-        std::fs::write(&doc, b"hello file").unwrap();
-        let file = Command::File {
-            path: doc.to_string_lossy().into(),
-            caption: None,
-            id: Some("f1".into()),
-            session: None,
-            retry_of: None,
-        };
+        let (file, audio) = file_and_voice(a.dir.path(), Some(("f1", "v1")));
         assert_eq!(c.handle.command(file).await, Ok(Some("f1".into())), "{caps:?}");
-        let wav = small_wav(a.dir.path());
-        let audio = Command::Audio {
-            path: wav.to_string_lossy().into(),
-            text: None,
-            id: Some("v1".into()),
-            session: None,
-            retry_of: None,
-        };
         assert_eq!(c.handle.command(audio).await, Ok(Some("v1".into())), "{caps:?}");
         let log = srv
             .wait_for_log(Duration::from_secs(10), |l| l.iter().filter(|e| e.id == "f1" || e.id == "v1").count() == 2)
@@ -111,15 +103,9 @@ async fn a3_an_agent_that_says_false_gets_nothing_of_that_kind() {
     let mut c = a.engine(&srv.adapter_url());
     let Event::Ready { features, .. } = c.wait(10, |e| matches!(e, Event::Ready { .. })).await else { unreachable!() };
     assert!(!features.files && !features.voice);
-    let doc = a.dir.path().join("notes.txt");
-    std::fs::write(&doc, b"hello file").unwrap();
-    let file =
-        Command::File { path: doc.to_string_lossy().into(), caption: None, id: None, session: None, retry_of: None };
+    let (file, audio) = file_and_voice(a.dir.path(), None);
     let r = c.handle.command(file).await.unwrap_err();
     assert_eq!((r.code(), r.to_string().as_str()), ("capability_off", "this agent does not accept files"));
-    let wav = small_wav(a.dir.path());
-    let audio =
-        Command::Audio { path: wav.to_string_lossy().into(), text: None, id: None, session: None, retry_of: None };
     assert_eq!(c.handle.command(audio).await.unwrap_err().code(), "capability_off");
     let rejected = c.wait(5, |e| matches!(e, Event::Rejected { cmd, .. } if cmd == "audio")).await;
     assert!(matches!(rejected, Event::Rejected { code, .. } if code == "capability_off"));
