@@ -314,3 +314,38 @@ async fn interactive_an_agent_never_reached_is_explained() {
     assert!(!line.contains("os error"), "{line}");
     let _ = child.kill().await;
 }
+
+/// A-3 through the contract, for every documented shape: `ready.features` says what the agent accepts and a file is
+/// sent or refused with `capability_off` accordingly (absent / `{}` / the real `{"max_media_bytes": N}` keep files
+/// on; `"media": false` or a 0 limit switch them off).
+#[tokio::test]
+async fn jsonl_capability_shapes_decide_features_and_file_refusals() {
+    use hermes_devserver::Capabilities;
+    let shapes = [
+        (Capabilities::Absent, true),
+        (Capabilities::parse("{}").unwrap(), true),
+        (Capabilities::Real, true),
+        (Capabilities::parse(r#"{"media":false}"#).unwrap(), false),
+        (Capabilities::parse(r#"{"max_media_bytes":0}"#).unwrap(), false),
+    ];
+    for (i, (caps, files)) in shapes.into_iter().enumerate() {
+        let srv =
+            hermes_devserver::start(ServerConfig { capabilities: caps.clone(), ..ServerConfig::fast() }).await.unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let mut c = cli(&srv.adapter_url(), &format!("cli-caps-{i}"), data.path(), srv.token(), &[]);
+        let ready = c.event("ready").await;
+        assert_eq!(ready["features"]["files"], files, "{caps:?}");
+        assert_eq!(ready["features"]["voice"], true, "{caps:?}");
+        let doc = data.path().join("a.txt");
+        std::fs::write(&doc, b"hello").unwrap();
+        c.send(json!({"cmd": "file", "path": doc, "id": "f1"})).await;
+        if files {
+            c.wait(|v| v["event"] == "delivered" && v["id"] == "f1").await;
+        } else {
+            let r = c.event("rejected").await;
+            assert_eq!((&r["cmd"], &r["code"]), (&json!("file"), &json!("capability_off")), "{caps:?}");
+        }
+        c.quit().await;
+        assert_eq!(srv.log().iter().any(|e| e.id == "f1"), files, "{caps:?}");
+    }
+}
