@@ -190,7 +190,9 @@ impl Persist for StorePersist {
                 kind,
                 payload: payload.clone(),
             })?;
-            let mut m = Message::new(&conv, Direction::Out, &text, rec.created_unix * 1000);
+            // milliseconds, like the agent's messages: a message sent within the same second as the ones around it
+            // keeps its place in the history (the record's `created_unix` is whole seconds, for the v3 envelope)
+            let mut m = Message::new(&conv, Direction::Out, &text, now_ms());
             m.id = rec.id.clone();
             m.retry_of = rec.retry_of.clone();
             if let Payload::Text { reply_to, .. } = &rec.payload {

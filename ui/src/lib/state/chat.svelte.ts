@@ -132,9 +132,13 @@ export function fromStoredCard(c: StoredCard): CardItem {
   };
 }
 
-/** A history page's messages and cards, oldest first. */
+/** A history page's messages and cards, oldest first. The page's messages come newest first: reversed before the
+ *  (stable) sort, so messages stored in the same millisecond keep the order they were written in. */
 function storedItems(page: HistoryPage): (MessageItem | CardItem)[] {
-  const items: (MessageItem | CardItem)[] = [...page.messages.map(fromStored), ...(page.cards ?? []).map(fromStoredCard)];
+  const items: (MessageItem | CardItem)[] = [
+    ...[...page.messages].reverse().map(fromStored),
+    ...(page.cards ?? []).map(fromStoredCard),
+  ];
   return items.sort((a, b) => a.createdAt - b.createdAt);
 }
 
