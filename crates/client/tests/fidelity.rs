@@ -52,6 +52,17 @@ fn text_cmd(text: &str, id: &str, retry_of: Option<&str>) -> Command {
     }
 }
 
+/// The app with an engine for an agent address where nothing listens yet (a port just freed).
+async fn offline_app() -> (std::net::SocketAddr, App, Client) {
+    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = probe.local_addr().unwrap();
+    drop(probe);
+    let url = format!("ws://{addr}/ws");
+    let a = app(&url);
+    let c = a.engine(&url);
+    (addr, a, c)
+}
+
 async fn server(capabilities: Capabilities) -> Running {
     hermes_devserver::start(ServerConfig { capabilities, ..ServerConfig::fast() }).await.unwrap()
 }
@@ -162,12 +173,7 @@ async fn a6_an_agents_error_wins_over_delivery_and_a_retry_is_a_new_message() {
 /// id when the user retries, and arrives once.
 #[tokio::test]
 async fn a6_a_message_that_never_reached_the_agent_is_resent_with_its_id() {
-    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = probe.local_addr().unwrap();
-    drop(probe);
-    let url = format!("ws://{addr}/ws");
-    let a = app(&url);
-    let mut c = a.engine(&url);
+    let (addr, a, mut c) = offline_app().await;
     c.wait(5, |e| matches!(e, Event::Disconnected { .. })).await;
     c.handle.command(text_cmd("queued offline", "q1", None)).await.unwrap();
     c.handle.command(Command::Cancel { id: "q1".into() }).await.unwrap();
@@ -191,12 +197,7 @@ async fn a6_a_message_that_never_reached_the_agent_is_resent_with_its_id() {
 /// An agent that was never reached says why in a code the app translates: nothing listens → `refused`.
 #[tokio::test]
 async fn a5_nothing_listening_is_refused_not_a_raw_os_error() {
-    let probe = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = probe.local_addr().unwrap();
-    drop(probe);
-    let url = format!("ws://{addr}/ws");
-    let a = app(&url);
-    let mut c = a.engine(&url);
+    let (_addr, _app, mut c) = offline_app().await;
     let ev = c.wait(5, |e| matches!(e, Event::Disconnected { .. })).await;
     let Event::Disconnected { code, reason, .. } = ev else { unreachable!() };
     assert_eq!(code, DisconnectCode::Refused);
