@@ -5,6 +5,7 @@
 
 pub mod adapter;
 pub mod backoff;
+pub mod dialect;
 pub mod event;
 pub mod heartbeat;
 pub mod media;
@@ -16,4 +17,5 @@ pub mod v3;
 
 pub use event::{Command, Direction, DisconnectCode, Event, Features, SmallString};
 pub use refusal::{Feature, Refusal};
-pub use session::{Config, Dialect, DownloadSource, Io, Outgoing, Session};
+pub use dialect::Dialect;
+pub use session::{Config, DownloadSource, Io, Outgoing, Session};

@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::adapter::{self, Device, Down, Up};
 use crate::backoff::{BackoffPolicy, Jitter, backoff};
+pub use crate::dialect::Dialect;
 use crate::event::{Direction, DisconnectCode, Event, Features, PromptOption};
 use crate::heartbeat::{Heartbeat, HeartbeatAction};
 use crate::media::{self, MediaAssembler, MediaError, MediaLimits, MediaMeta, MediaOutput, UpMediaMeta, UploadPlan};
@@ -34,12 +35,6 @@ pub const CLOSE_POLICY: u16 = 1008;
 pub const READY_TIMEOUT: Duration = Duration::from_secs(20);
 /// one audio clip at most.
 pub const MAX_AUDIO_BYTES: usize = 8 * 1024 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Adapter,
-    V3,
-}
 
 #[derive(Debug, Clone)]
 pub struct Config {
