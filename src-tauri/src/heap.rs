@@ -4,7 +4,7 @@
 //! the page's files decompressed and served, the first history page read and serialised, the font and keychain
 //! probes — and glibc's allocator keeps the pages of what was freed for later allocations in the same arena. Nothing
 //! of the kind comes later in a chat app that sits idle for hours, so those pages only weigh on the machine: 2–3 MB
-//! of the app's process (memory bench, bench/README.md session 14; which of those allocations left them was not
+//! of the app's process (the memory bench in bench/README.md; which of those allocations left them was not
 //! traced — asking fontconfig for less changed nothing). `malloc_trim` returns every free page of every arena.
 
 /// How long after the window is built: the launch, the first history paint and the typography warm-up (2 s after

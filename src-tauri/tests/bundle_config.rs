@@ -1,4 +1,4 @@
-//! The shipped bundle configuration (issue #7), parsed from the real files: one version source, the icon set, the
+//! The shipped bundle configuration, parsed from the real files: one version source, the icon set, the
 //! Linux runtime dependencies, the macOS privacy string and entitlements, the updater key, the release workflow.
 //! Paths inside `tauri.conf.json` are relative to `src-tauri/` (the CLI, tauri-build and `generate_context!()` read it
 //! through the `src-tauri/tauri.conf.json` symlink).

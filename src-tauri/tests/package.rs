@@ -1,4 +1,4 @@
-//! The INSTALLED app (issue #7): `cargo xtask test` builds the release .deb, installs it with dpkg and runs this test
+//! The INSTALLED app: `cargo xtask test` builds the release .deb, installs it with dpkg and runs this test
 //! with `HERMES_PACKAGE_BIN=/usr/bin/hermes-desktop` under Xvfb, in a D-Bus session with an unlocked gnome-keyring and
 //! a throwaway HOME; then it purges the package. Skipped unless `HERMES_PACKAGE_BIN` is set.
 //!

@@ -206,7 +206,7 @@ fn test(root: &Path, args: &[String]) -> R {
     sh(cargo().current_dir(root).args(["test", "--workspace", "--doc", "--locked"]))?;
     // The desktop app in a real window: WebDriver scenarios, XSS corpus, token-in-log check.
     e2e(root, &[])?;
-    // The release .deb: installed with dpkg, the installed app driven under Xvfb, then purged (issue #7).
+    // The release .deb: installed with dpkg, the installed app driven under Xvfb, then purged.
     bundle::package_test(root, !root.join("ui/package.json").exists())?;
     if !quick && root.join("fuzz/run.sh").exists() {
         fuzz_smoke(root)?;
@@ -354,7 +354,7 @@ fn e2e(root: &Path, args: &[String]) -> R {
     // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
     let inner = format!(
         "{VIRTUAL_MIC}
-{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity -- --test-threads=1 --nocapture {filter}"
+{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_chat --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity -- --test-threads=1 --nocapture {filter}"
     );
     let shots = target_dir(root).join("e2e-screens");
     let r = headless(root, &inner, &[("HERMES_E2E", "1")]);

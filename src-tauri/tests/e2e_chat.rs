@@ -1,0 +1,358 @@
+//! The chat flows end to end through the real app: WebKitWebDriver drives the debug binary (under Xvfb, in a D-Bus
+//! session with an unlocked gnome-keyring — `cargo xtask e2e` sets that up) against a devserver on the loopback. One
+//! scenario a test, each on a fresh data folder and agent. Skipped unless `HERMES_E2E=1`. Screenshots go to
+//! `target/e2e-screens/`.
+
+mod wd;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use hermes_protocol::adapter::{Down, DownMedia, DownMessage, DownPrompt, PromptOption};
+use serde_json::json;
+use wd::app::*;
+use wd::{Driver, Session};
+
+/// The app connected to a fresh agent with one profile ("Lab agent"), its composer on screen and no banner.
+struct Chat {
+    s: Session,
+    _driver: Driver,
+    data: tempfile::TempDir,
+    device: String,
+    agent: Agent,
+    shots: std::path::PathBuf,
+}
+
+fn open_chat() -> Chat {
+    let shots = wd::screens();
+    let agent = Agent::start(None);
+    let (data, device) = data_with_profile("Lab agent", &agent.url(), TOKEN);
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    // connect: the profile opens, the engine reaches ready with the keychain token
+    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    let t = Instant::now();
+    while agent.s().ready_count() == 0 {
+        assert!(t.elapsed() < Duration::from_secs(20), "the app never connected");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    s.wait("no banner", 10, "return !document.querySelector('.banner')");
+    Chat { s, _driver: driver, data, device, agent, shots }
+}
+
+#[test]
+fn e2e_chat_send_and_search() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat();
+    c.s.screenshot(&c.shots.join("01-connected.png"));
+    // send a text
+    type_and_send(&c.s, "hello from the e2e test");
+    body_has(&c.s, "You said: hello from the e2e test", 15);
+
+    // search across history (SQLite FTS through the `search` command): a hit, then a jump to the message
+    c.s.exec(
+        "const q = document.getElementById('global-search'); q.focus(); q.value = 'e2e'; q.dispatchEvent(new Event('input', {bubbles: true}));",
+        json!([]),
+    );
+    c.s.wait("search hits", 15, "return document.querySelectorAll('.hits .hit').length >= 2");
+    let snippet = c.s.exec("return document.querySelector('.hits .hit .snippet').innerText", json!([]));
+    assert!(snippet.as_str().unwrap_or("").contains("e2e"), "snippet: {snippet}");
+    assert!(c.s.exec("return !!document.querySelector('.hits mark')", json!([])) == json!(true), "the match is marked");
+    c.s.screenshot(&c.shots.join("01b-search.png"));
+    c.s.exec("document.querySelector('.hits .hit').click()", json!([]));
+    c.s.wait("jumped to the message", 10, "return !!document.querySelector('.row.highlighted')");
+    c.s.exec(
+        "const q = document.getElementById('global-search'); q.value = ''; q.dispatchEvent(new Event('input', {bubbles: true}));",
+        json!([]),
+    );
+    c.s.wait("conversation back", 10, "return !document.querySelector('.hits')");
+}
+
+#[test]
+fn e2e_chat_streamed_reply_follows_the_bottom_unless_scrolled_up() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat();
+    // streamed reply: one bubble, complete
+    type_and_send(&c.s, "/stream");
+    let last_line = hermes_devserver::assets::LONG_MARKDOWN.trim_end().lines().last().unwrap().trim().to_string();
+    let probe = last_line.trim_start_matches(|c: char| !c.is_alphanumeric()).chars().take(20).collect::<String>();
+    body_has(&c.s, &probe, 30);
+    std::thread::sleep(Duration::from_millis(300));
+    let n = c.s.exec(
+        "return [...document.querySelectorAll('.row:not(.out) .bubble')].filter(b => b.innerText.includes('Streaming demo')).length",
+        json!([]),
+    );
+    assert_eq!(n, json!(1), "the streamed reply appears exactly once");
+    // Its code block is highlighted: the highlighter is a chunk of its own, loaded on first use (dynamic import under
+    // the app's CSP and custom protocol), and its output is only escaped text and <span class>.
+    c.s.wait(
+        "the code block highlighted",
+        10,
+        "const c = [...document.querySelectorAll('.row:not(.out) pre code.hljs')].find(e => e.textContent.includes('Hello from Hermes'));
+         return !!c && !!c.querySelector('span.hljs-keyword') && [...c.querySelectorAll('*')].every(e => e.tagName === 'SPAN')",
+    );
+    // Nobody scrolled: the list followed the reply to its end (no "New messages" pill, the last line on screen).
+    c.s.wait("the list at the bottom after the stream", 5, FOLLOWS_BOTTOM);
+    c.s.screenshot(&c.shots.join("02-streamed.png"));
+
+    // The user scrolls up (by wheel): a reply that arrives leaves them where they are, with a "New messages" pill
+    // that brings them back down.
+    c.s.exec(
+        "const l = document.querySelector('.vlist');
+         l.dispatchEvent(new WheelEvent('wheel', {deltaY: -400, bubbles: true})); l.scrollTop = 0; return 1",
+        json!([]),
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let reply = Down::Message(DownMessage {
+        id: "while-reading-above".into(),
+        text: "A reply that came while you were reading above".into(),
+        chunk: None,
+        edit: None,
+        final_: Some(true),
+        reply_to: None,
+    });
+    c.agent.s().send_raw_to_device(&c.device, &serde_json::to_string(&reply).unwrap());
+    c.s.wait("the New messages pill", 10, "return !!document.querySelector('.wrap .pill:not(.subtle)')");
+    let top = c.s.exec("return document.querySelector('.vlist').scrollTop", json!([]));
+    assert_eq!(top, json!(0), "a reply must not pull a reader who scrolled up back down");
+    c.s.exec("document.querySelector('.wrap .pill:not(.subtle)').click()", json!([]));
+    c.s.wait("back at the bottom", 5, FOLLOWS_BOTTOM);
+}
+
+#[test]
+fn e2e_chat_cards_approve_deceptive_and_expire() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat();
+    // approval card
+    type_and_send(&c.s, "/approve");
+    c.s.wait(
+        "card",
+        15,
+        "return [...document.querySelectorAll('article.card button')].some(b => b.innerText.includes('Allow once'))",
+    );
+    c.s.wait("the card scrolled into view", 5, FOLLOWS_BOTTOM);
+    c.s.screenshot(&c.shots.join("03-approval-card.png"));
+    c.s.exec(
+        "[...document.querySelectorAll('article.card button')].find(b => b.innerText.includes('Allow once')).click()",
+        json!([]),
+    );
+    c.s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");
+
+    // A deceptive command (bidi override, zero-width character and a Cyrillic letter in a host name, an ANSI clear-line
+    // and a carriage return, 300 spaces, a dozen blank lines): every hidden character is a visible mark, the card
+    // warns, and "Allow once" waits until the whole command has been read.
+    type_and_send(&c.s, "/approve-evil");
+    c.s.wait("the deceptive card", 15, "return !!document.querySelector('article.card [data-warning=hidden]')");
+    let card = "[...document.querySelectorAll('article.card')].find(c => c.querySelector('[data-warning=hidden]'))";
+    let shown = c.s.exec(&format!("return {card}.querySelector('pre.command').innerText"), json!([]));
+    let shown = shown.as_str().unwrap_or_default().to_string();
+    for mark in ["⟦U+202E⟧", "⟦U+200B⟧", "⟦ESC[2K⟧", "⟦CR⟧", "⟦300 spaces⟧", "⟦U+00A0⟧"] {
+        assert!(shown.contains(mark), "{mark} missing from the card: {shown}");
+    }
+    let mixed = c.s.exec(&format!("return {card}.querySelector('[data-warning=mixed]').innerText"), json!([]));
+    assert!(mixed.as_str().unwrap_or_default().contains("U+0430 Cyrillic"), "{mixed}");
+    let allow = format!("[...{card}.querySelectorAll('button')].find(b => b.innerText.includes('Allow once'))");
+    assert_eq!(c.s.exec(&format!("return {allow}.disabled"), json!([])), json!(true), "Allow before reading");
+    c.s.exec(&format!("{card}.scrollIntoView({{block: 'end'}})"), json!([]));
+    c.s.screenshot(&c.shots.join("03b-deceptive-card.png"));
+    // scrolled to its end in the real layout, the command has been read
+    c.s.exec(&format!("const p = {card}.querySelector('pre.command'); p.scrollTop = p.scrollHeight"), json!([]));
+    c.s.wait("Allow once enabled", 5, &format!("return !{allow}.disabled"));
+    c.s.exec(
+        &format!("[...{card}.querySelectorAll('button')].find(b => b.innerText.includes('Deny')).click()"),
+        json!([]),
+    );
+    c.s.wait("denied", 15, &format!("return !!{card}.querySelector('.outcome')"));
+
+    // card expiry
+    type_and_send(&c.s, "/expire");
+    body_has(&c.s, "This card expires", 15);
+    c.s.wait("expired", 20, "return !!document.querySelector('article.card .outcome.expired')");
+    c.s.screenshot(&c.shots.join("04-card-expired.png"));
+}
+
+#[test]
+fn e2e_chat_upload_and_received_media() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat();
+    // upload a file (pasted picture) with progress
+    c.s.exec(
+        "window.__progressSeen = false;
+         new MutationObserver(() => { if (document.querySelector('progress, .progress, [role=progressbar]')) window.__progressSeen = true; })
+           .observe(document.body, {subtree: true, childList: true});
+         const c = document.createElement('canvas'); c.width = 900; c.height = 700;
+         const g = c.getContext('2d');
+         for (let i = 0; i < 4000; i++) { g.fillStyle = `hsl(${i % 360},80%,${30 + i % 40}%)`; g.fillRect((i * 37) % 900, (i * 53) % 700, 23, 17); }
+         c.toBlob(b => {
+           const f = new File([b], 'e2e-upload.png', {type: 'image/png'});
+           const dt = new DataTransfer(); dt.items.add(f);
+           const ev = new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true});
+           document.getElementById('composer-input').dispatchEvent(ev);
+         }, 'image/png');",
+        json!([]),
+    );
+    c.s.wait("attachment staged", 15, "return !document.querySelector('.composer button.send').disabled");
+    c.s.exec("document.querySelector('.composer button.send').click()", json!([]));
+    body_has(&c.s, "Got e2e-upload.png", 30);
+    let progress_seen = c.s.exec("return window.__progressSeen", json!([]));
+    eprintln!("upload progress bar seen: {progress_seen}");
+    c.s.screenshot(&c.shots.join("05-upload.png"));
+
+    // receive an image and a voice note
+    type_and_send(&c.s, "/media");
+    c.s.wait(
+        "image loaded over the asset protocol",
+        30,
+        "const i = [...document.querySelectorAll('.bubble img')].find(i => i.alt === 'A gradient' || (i.src||'').includes('chart'));
+         return !!i && i.complete && i.naturalWidth > 0",
+    );
+    c.s.wait("the voice note's player", 30, "return !!document.querySelector('.bubble .voice button.play')");
+    c.s.screenshot(&c.shots.join("06-media.png"));
+}
+
+#[test]
+fn e2e_chat_xss_corpus_renders_inert() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat();
+    // XSS corpus through the real app (frames straight from the agent)
+    let payloads = xss_payloads(&c.s);
+    assert!(payloads.len() >= 50, "corpus: {}", payloads.len());
+    for (i, p) in payloads.iter().enumerate() {
+        let frame = Down::Message(DownMessage {
+            id: format!("xss-{i}"),
+            text: p.clone(),
+            chunk: None,
+            edit: None,
+            final_: Some(true),
+            reply_to: None,
+        });
+        c.agent.s().send_raw_to_device(&c.device, &serde_json::to_string(&frame).unwrap());
+    }
+    let hostile = "<img src=x onerror=\"window.__xss=1\">";
+    let media = Down::Media(DownMedia {
+        id: "xss-media".into(),
+        kind: "file".into(),
+        mime: Some("text/plain".into()),
+        filename: Some(format!("{hostile}.txt")),
+        caption: Some(format!("<script>window.__xss=1</script>{hostile}")),
+        part: Some(0),
+        parts: Some(1),
+        final_: Some(true),
+        size: Some(5),
+        data: Some("aGVsbG8=".into()),
+        url: None,
+    });
+    c.agent.s().send_raw_to_device(&c.device, &serde_json::to_string(&media).unwrap());
+    let card = Down::Prompt(DownPrompt {
+        id: "xss-card".into(),
+        kind: "exec_approval".into(),
+        text: format!("Run {hostile}?"),
+        options: vec![
+            PromptOption {
+                id: "a".into(),
+                label: hostile.into(),
+                style: Some("primary\" onclick=\"window.__xss=1".into()),
+            },
+            PromptOption { id: "b".into(), label: "<svg onload=window.__xss=1>".into(), style: None },
+        ],
+        command: Some("<script>window.__xss=1</script>".into()),
+        description: Some(hostile.into()),
+        session: None,
+        timeout_seconds: Some(300),
+    });
+    c.agent.s().send_raw_to_device(&c.device, &serde_json::to_string(&card).unwrap());
+    body_has(&c.s, "Run <img", 20);
+    // the corpus again, in every other place agent text reaches the UI: card command/description/labels, file names
+    // and captions
+    for (i, p) in payloads.iter().enumerate().step_by(3) {
+        let card = Down::Prompt(DownPrompt {
+            id: format!("xss-card-{i}"),
+            kind: if i % 2 == 0 { "exec_approval".into() } else { "clarify".into() },
+            text: format!("xss card {i}"),
+            options: vec![
+                PromptOption { id: "a".into(), label: p.clone(), style: Some(p.clone()) },
+                PromptOption { id: "other".into(), label: p.clone(), style: None },
+            ],
+            command: Some(p.clone()),
+            description: Some(p.clone()),
+            session: None,
+            timeout_seconds: Some(300),
+        });
+        c.agent.s().send_raw_to_device(&c.device, &serde_json::to_string(&card).unwrap());
+        let media = Down::Media(DownMedia {
+            id: format!("xss-file-{i}"),
+            kind: if i % 2 == 0 { "image".into() } else { "document".into() },
+            mime: Some(if i % 2 == 0 { "image/svg+xml".into() } else { "text/html".into() }),
+            filename: Some(p.chars().take(120).collect()),
+            caption: Some(p.clone()),
+            part: Some(0),
+            parts: Some(1),
+            final_: Some(true),
+            size: Some(5),
+            data: Some("aGVsbG8=".into()),
+            url: None,
+        });
+        c.agent.s().send_raw_to_device(&c.device, &serde_json::to_string(&media).unwrap());
+    }
+    let last = (payloads.len() - 1) / 3 * 3;
+    body_has(&c.s, &format!("xss card {last}"), 30);
+    std::thread::sleep(Duration::from_secs(2));
+    // scroll through the list so every bubble gets rendered once
+    c.s.exec(
+        "const l = document.querySelector('.messages, [data-virtua], .list') || document.scrollingElement;
+         return new Promise(r => { let y = 0; const step = () => { document.querySelectorAll('*').forEach(e => { if (e.scrollHeight > e.clientHeight + 50) e.scrollTop = y; }); y += 400; if (y < 200000) requestAnimationFrame(step); else r(true); }; step(); })",
+        json!([]),
+    );
+    no_xss(&c.s);
+    c.s.screenshot(&c.shots.join("07-xss.png"));
+}
+
+#[test]
+fn e2e_chat_reconnects_and_keeps_the_token_out_of_files() {
+    if !enabled() {
+        return;
+    }
+    let mut c = open_chat();
+    type_and_send(&c.s, "hello before the restart");
+    body_has(&c.s, "You said: hello before the restart", 15);
+    // reconnect banner after the agent restarts
+    let addr = c.agent.addr;
+    c.agent.stop();
+    c.s.wait("reconnect banner", 20, "return !!document.querySelector('.banner')");
+    c.s.screenshot(&c.shots.join("08-reconnecting.png"));
+    c.agent.boot(Some(addr));
+    c.s.wait("banner gone after reconnect", 45, "return !document.querySelector('.banner')");
+    type_and_send(&c.s, "back again");
+    body_has(&c.s, "You said: back again", 20);
+
+    // the token never reaches the log (with a positive control that the log has the connect lines)
+    std::thread::sleep(Duration::from_millis(500));
+    let log = wd::app_log(c.data.path());
+    assert!(log.contains("connecting"), "the log has the connect lines");
+    assert!(!log.contains(TOKEN), "the token leaked into the log");
+    let Chat { s, _driver, data, mut agent, .. } = c;
+    drop(s);
+    drop(_driver);
+    agent.stop();
+    assert_token_nowhere(data.path(), TOKEN);
+}
+
+/// The UI's XSS corpus (ui/src/test/xss.test.ts), evaluated by the page itself (no JS parser here).
+fn xss_payloads(s: &Session) -> Vec<String> {
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/test/xss.test.ts")).unwrap();
+    let start = src.find("export const PAYLOADS: string[] = [").unwrap() + "export const PAYLOADS: string[] = ".len();
+    let end = start + src[start..].find("\n];").unwrap() + 2;
+    let v = s.exec(&format!("const C = 'window.__xss=1'; return {};", &src[start..end]), json!([]));
+    serde_json::from_value(v).unwrap()
+}
