@@ -2,6 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 import { setupIpc } from './helpers';
 import { TauriBackend } from '../lib/backend/tauri';
 import { BackendError } from '../lib/backend/backend';
+import { tauriBackend } from '../lib/backend/tauri';
+import { commands } from '../bindings';
 import type { EngineEvent } from '../lib/backend/types';
 
 describe('Tauri backend', () => {
@@ -9,7 +11,7 @@ describe('Tauri backend', () => {
     const ipc = setupIpc({ handlers: { search: () => [] } });
     const b = new TauriBackend();
     await b.setToken('p1', 'secret', true);
-    await b.history('c1', 50, 'm9');
+    await b.history('c1', 'm9', 50);
     await b.search('backup', 'p1');
     await b.sendCommand('p1', { cmd: 'prompt', prompt_id: 'x', option_id: 'approve' });
     await b.downscaleImage('/a.jpg', 1000);
@@ -22,6 +24,27 @@ describe('Tauri backend', () => {
       ['downscale_image', { path: '/a.jpg', maxBytes: 1000 }],
       ['export_conversation', { id: 'c1', format: 'markdown' }],
     ]);
+  });
+
+  it('has every generated command, under its generated name', () => {
+    const b = tauriBackend() as unknown as Record<string, unknown>;
+    for (const name of Object.keys(commands)) expect(typeof b[name], name).toBe('function');
+  });
+
+  it('answers a command that cannot fail with its value, and a failing one with a BackendError', async () => {
+    setupIpc({
+      handlers: {
+        check_for_updates: () => ({ status: 'failed', current: '0.1.0', message: 'offline' }),
+        app_save_settings: () => Promise.reject({ code: 'io_error', message: 'disk' }),
+        file_url: () => 'asset://x',
+      },
+    });
+    const b = tauriBackend();
+    expect(await b.checkForUpdates()).toEqual({ status: 'failed', current: '0.1.0', message: 'offline' });
+    expect(await b.fileUrl('/a')).toBe('asset://x');
+    const err = await b.appSaveSettings({ maxDownloadMb: 1 }).catch((e) => e);
+    expect(err).toBeInstanceOf(BackendError);
+    expect(err.code).toBe('io_error');
   });
 
   it('turns {code, message} errors into BackendError', async () => {

@@ -25,12 +25,12 @@ describe('start-up snapshot', () => {
     expect(w.__HERMES_BOOT__).toBeUndefined(); // taken: nothing else on the page can read it later
     expect(await b.listProfiles()).toEqual([profile]);
     expect(await b.listConversations('p1')).toEqual([conv]);
-    expect(await b.history('c1', 50)).toBe(page);
+    expect(await b.history('c1', null, 50)).toBe(page);
     expect(ipc.calls).toEqual([]);
     // second calls, another page size, a cursor or another conversation: the shell
     await b.listProfiles();
     await b.listConversations('p1');
-    await b.history('c1', 50);
+    await b.history('c1', null, 50);
     expect(ipc.calls.map((c) => c.cmd)).toEqual(['list_profiles', 'list_conversations', 'history']);
   });
 
@@ -38,11 +38,11 @@ describe('start-up snapshot', () => {
     const ipc = setupIpc({ handlers: { history: () => ({ messages: [], hasMore: false, cards: [] }) } });
     w.__HERMES_BOOT__ = boot(performance.timeOrigin);
     const b = new TauriBackend();
-    await b.history('c1', 50, 'm9');
-    await b.history('c2', 50);
-    await b.history('c1', 20);
+    await b.history('c1', 'm9', 50);
+    await b.history('c2', null, 50);
+    await b.history('c1', null, 20);
     expect(ipc.calls.length).toBe(3);
-    expect(await b.history('c1', 50)).toBe(page);
+    expect(await b.history('c1', null, 50)).toBe(page);
   });
 
   it('ignores a snapshot older than the page by more than a few seconds (a reload later in the session)', async () => {

@@ -1,16 +1,12 @@
 import { expect } from 'vitest';
-import { mockIPC } from '@tauri-apps/api/mocks';
-import type { InvokeArgs } from '@tauri-apps/api/core';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
+import { FakeShell } from '../lib/backend/fake';
 import type { AppInfo, Conversation, EngineEvent, Features, HistoryPage, JsonValue, Profile, StoredMessage } from '../lib/backend/types';
 import { AppState } from '../lib/state/app.svelte';
 
-export interface Call {
-  cmd: string;
-  args: Record<string, unknown>;
-}
+export type { Call } from '../lib/backend/fake';
 
 export const PROFILE: Profile = {
   id: 'p1',
@@ -41,74 +37,29 @@ export interface IpcOptions {
   handlers?: Record<string, (args: Record<string, unknown>) => unknown>;
 }
 
-/** Fakes the Rust shell through Tauri's own mockIPC; events go through the real Channel callback path. */
+/** Fakes the Rust shell through Tauri's own mockIPC (the browser demo's fake shell, without its demo agent); events go
+ *  through the real Channel callback path. */
 export function setupIpc(opts: IpcOptions = {}) {
-  const calls: Call[] = [];
-  let channelId: number | null = null;
-  let index = 0;
-  let nextId = 0;
-  const profiles = opts.profiles ?? [PROFILE];
-  mockIPC((cmd: string, payload?: InvokeArgs) => {
-    const args = (payload ?? {}) as Record<string, unknown>;
-    calls.push({ cmd, args });
-    const h = opts.handlers?.[cmd];
-    if (h) return h(args);
-    switch (cmd) {
-      case 'app_info':
-        return {
-          version: '0.1.0',
-          dataDir: '/data',
-          logDir: '/logs',
-          keychain: { available: true },
-          demo: false,
-          ...opts.info,
-        };
-      case 'list_profiles':
-        return profiles;
-      case 'list_conversations':
-        return (opts.conversations ?? [CONV]).filter((c) => c.profileId === args.profileId);
-      case 'history':
-        return opts.history ?? { messages: [], hasMore: false, cards: [] };
-      case 'connect': {
-        const ch = args.onEvent as { id: number };
-        channelId = ch.id;
-        index = 0;
-        return null;
-      }
-      case 'send_command': {
-        const c = args.command as { cmd: string; id?: string };
-        return c.id ? { id: c.id } : { id: `srv-${++nextId}` };
-      }
-      case 'update_profile':
-        return { ...(profiles.find((p) => p.id === args.id) ?? PROFILE), ...(args.input as object) };
-      case 'set_paired':
-        return { ...(profiles.find((p) => p.id === args.profileId) ?? PROFILE), paired: args.paired };
-      case 'set_home':
-        return { ...(profiles.find((p) => p.id === args.profileId) ?? PROFILE), homeConversationId: args.conversationId ?? undefined };
-      case 'create_profile':
-        return { ...PROFILE, id: 'p-new', ...(args.input as object), hasToken: false };
-      case 'file_url':
-        return `asset://localhost/${encodeURIComponent(String(args.path))}`;
-      default:
-        return null;
-    }
-  });
+  const shell = new FakeShell({
+    info: opts.info,
+    profiles: opts.profiles ?? [PROFILE],
+    conversations: opts.conversations ?? [CONV],
+    history: opts.history ?? { messages: [], hasMore: false, cards: [] },
+    handlers: opts.handlers,
+  }).install();
 
   function emit(ev: EngineEvent) {
-    if (channelId === null) throw new Error('not connected');
-    const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void } })
-      .__TAURI_INTERNALS__;
-    internals.runCallback(channelId, { index: index++, message: ev });
+    shell.emit(ev);
   }
 
   function commands(name?: string) {
-    return calls
+    return shell.calls
       .filter((c) => c.cmd === 'send_command')
       .map((c) => c.args.command as Record<string, unknown>)
       .filter((c) => !name || c.cmd === name);
   }
 
-  return { calls, emit, commands, connected: () => channelId !== null };
+  return { calls: shell.calls, emit, commands, connected: () => shell.isConnected(), shell };
 }
 
 export async function renderApp(opts: IpcOptions = {}) {

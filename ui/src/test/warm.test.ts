@@ -2,9 +2,13 @@ import { describe, expect, it, vi } from 'vitest';
 import { TYPE_SAMPLE, warmTypography } from '../lib/markdown/warm';
 import { highlighterAsked } from '../lib/markdown/highlight.svelte';
 import { backendContext } from '../lib/backend';
-import { FakeBackend } from '../lib/backend/fake';
+import { FakeShell } from '../lib/backend/fake';
+import { tauriBackend } from '../lib/backend/tauri';
 
-const ctx = () => backendContext(new FakeBackend());
+const ctx = () => {
+  new FakeShell().install();
+  return backendContext(tauriBackend());
+};
 
 describe('typography warm-up (fonts chosen before a streamed reply needs them)', () => {
   it('lays out every markdown style once, hidden from people and assistive tech, then leaves nothing behind', async () => {

@@ -1,103 +1,95 @@
-import type {
-  AppInfo,
-  AppSettings,
-  BackendErrorPayload,
-  Command,
-  Conversation,
-  DeepLinkConnect,
-  EngineEvent,
-  ExportFormat,
-  FileDropEvent,
-  FileInfo,
-  HistoryPage,
-  Profile,
-  ProfileInput,
-  SearchHit,
-  SendResult,
-  UpdateCheck,
-} from './types';
+import { commands, type AppError, type Result } from '../../bindings';
+import type { DeepLinkConnect, EngineEvent, FileDropEvent } from './types';
 import { appErrorText } from '../errors';
 
-/** The UI's only door to the Rust shell. Nothing UI-specific belongs here. */
-export interface Backend {
-  appInfo(): Promise<AppInfo>;
-  /** Settings remembered per machine (the download limit); a new limit applies to the next connection. */
-  appSettings(): Promise<AppSettings>;
-  /** Saves them; answers with what was stored (values clamped). */
-  appSaveSettings(settings: AppSettings): Promise<AppSettings>;
+type Commands = typeof commands;
 
-  listProfiles(): Promise<Profile[]>;
-  createProfile(input: ProfileInput): Promise<Profile>;
-  updateProfile(id: string, input: ProfileInput): Promise<Profile>;
-  /** The agent evidently approved this device (A-8), or refused it again (`false`). */
-  setPaired(profileId: string, paired: boolean): Promise<Profile>;
-  /** The conversation the user made the agent's home channel (`/sethome`), or none. */
-  setHome(profileId: string, conversationId: string | null): Promise<Profile>;
-  deleteProfile(id: string): Promise<void>;
-  setToken(profileId: string, token: string, sessionOnly: boolean): Promise<void>;
-  deleteToken(profileId: string): Promise<void>;
+/** A generated command's answer: `Result<T, AppError>` unwrapped to `T` (its error is thrown as a BackendError);
+ *  a command that cannot fail answers its value as it is. Rust's `()` (`null`) is `void`. */
+type Unwrapped<R> = Unit<[R] extends [Result<infer T, AppError>] ? T : R>;
+type Unit<T> = [T] extends [null] ? void : T;
 
-  /** Starts the profile's engine; its events arrive on `onEvent` until `disconnect`. */
+/** Every command of `src/bindings.ts` under its generated name and the Rust function's argument order, answering a
+ *  plain promise that rejects with a BackendError. */
+export type GeneratedCommands = {
+  [K in keyof Commands]: Commands[K] extends (...args: infer A) => Promise<infer R>
+    ? (...args: A) => Promise<Unwrapped<R>>
+    : never;
+};
+
+/** What the UI adds by hand to the generated commands. */
+export interface BackendExtras {
+  /** Starts the profile's engine; its events arrive on `onEvent` (streamed replies joined back into whole
+   *  `message` events, stream.ts) until `disconnect`. */
   connect(profileId: string, onEvent: (ev: EngineEvent) => void): Promise<void>;
-  disconnect(profileId: string): Promise<void>;
-  sendCommand(profileId: string, command: Command): Promise<SendResult>;
-
-  listConversations(profileId: string): Promise<Conversation[]>;
-  createConversation(profileId: string, title: string): Promise<Conversation>;
-  renameConversation(id: string, title: string): Promise<void>;
-  /** The composer's unsent text in a conversation (`null`: none). */
-  getDraft(conversationId: string): Promise<string | null>;
-  /** Keeps the composer's text as the conversation's draft; an empty text removes it. */
-  setDraft(conversationId: string, text: string): Promise<void>;
-  /** The user has the conversation open: what came in it so far is read (the store keeps this across restarts). */
-  markRead(conversationId: string): Promise<void>;
-  deleteConversation(id: string): Promise<void>;
-  history(conversationId: string, limit: number, before?: string): Promise<HistoryPage>;
-  search(query: string, profileId?: string): Promise<SearchHit[]>;
-  exportConversation(id: string, format: ExportFormat): Promise<void>;
-
-  openLogsFolder(): Promise<void>;
-  openExternal(url: string): Promise<void>;
-  revealFile(path: string): Promise<void>;
-  saveFileAs(path: string): Promise<void>;
-  pickFiles(): Promise<string[]>;
-  fileUrl(path: string): Promise<string>;
-  downscaleImage(path: string, maxBytes: number): Promise<string>;
-
-  /* Additions (see README): */
-  openFile(path: string): Promise<void>;
-  fileInfo(path: string): Promise<FileInfo>;
-  writeTempFile(filename: string, base64: string): Promise<string>;
-  /** The system clipboard's image saved as the PNG `filename` (its path), `null` when it holds none: for a paste whose
-   *  event carried no file (WebKitGTK hands a page no image). */
-  clipboardImage(filename: string): Promise<string | null>;
-  notify(title: string, body: string): Promise<void>;
-  /** Ask the release feed for a newer signed version (`not_configured` when this build has no update endpoint). */
-  checkForUpdates(): Promise<UpdateCheck>;
-  /** Download, verify and install the newer version, then restart (answers only when nothing was installed). */
-  installUpdate(): Promise<UpdateCheck>;
   /** Native file drag & drop onto the window. Returns an unsubscribe function. */
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void;
   /** A `hermes://connect?url=…` link opened the app: prefill a new profile (never carries a token). */
-  onConnectLink?(handler: (link: DeepLinkConnect) => void): () => void;
+  onConnectLink(handler: (link: DeepLinkConnect) => void): () => void;
 }
 
-/** A failed backend call: `message` is meant for the user. */
+/** The UI's only door to the Rust shell: the generated commands plus {@link BackendExtras}. */
+export type Backend = Omit<GeneratedCommands, keyof BackendExtras> & BackendExtras;
+
+/** The answer of a generated command that returns `Result`: `{status: 'ok', data}` or `{status: 'error', error}`. */
+function isResult(r: unknown): r is Result<unknown, AppError> {
+  if (typeof r !== 'object' || r === null) return false;
+  const o = r as { status?: unknown };
+  return (o.status === 'ok' && 'data' in o) || (o.status === 'error' && 'error' in o);
+}
+
+// A command that cannot fail must not answer something that looks like a `Result` (the runtime could not tell them
+// apart): this fails `tsc` if one does.
+type LooksLikeResult<R> = [Extract<R, { status: 'ok' | 'error' }>] extends [never] ? false : true;
+type AmbiguousCommand = {
+  [K in keyof Commands]: Commands[K] extends (...args: never[]) => Promise<infer R>
+    ? [R] extends [Result<unknown, AppError>]
+      ? never
+      : LooksLikeResult<R> extends true
+        ? K
+        : never
+    : never;
+}[keyof Commands];
+const noAmbiguousCommand: [AmbiguousCommand] extends [never] ? true : false = true;
+void noAmbiguousCommand;
+
+/** Calls a generated command: its value, or a BackendError for its `AppError` or a failed IPC. */
+async function unwrap(p: Promise<unknown>): Promise<unknown> {
+  let r: unknown;
+  try {
+    r = await p;
+  } catch (e) {
+    throw toBackendError(e);
+  }
+  if (!isResult(r)) return r;
+  if (r.status === 'error') throw toBackendError(r.error);
+  return r.data;
+}
+
+/** The generated commands, each unwrapped ({@link GeneratedCommands}): built from `commands` itself, so a command
+ *  added on the Rust side is here once the bindings are regenerated. */
+export function generatedCommands(source: Record<string, (...args: never[]) => Promise<unknown>> = commands): GeneratedCommands {
+  const out: Record<string, (...args: never[]) => Promise<unknown>> = {};
+  for (const [name, fn] of Object.entries(source)) out[name] = (...args: never[]) => unwrap(fn(...args));
+  return out as GeneratedCommands;
+}
+
+/** A failed backend call: `code` says what failed (errors.ts has the sentence); `message` is English detail. */
 export class BackendError extends Error {
-  readonly code: string;
-  constructor(payload: BackendErrorPayload) {
+  readonly code: AppError['code'];
+  constructor(payload: AppError) {
     super(payload.message);
     this.name = 'BackendError';
     this.code = payload.code;
   }
 }
 
-export function isErrorPayload(e: unknown): e is BackendErrorPayload {
+export function isErrorPayload(e: unknown): e is AppError {
   return (
     typeof e === 'object' &&
     e !== null &&
-    typeof (e as BackendErrorPayload).code === 'string' &&
-    typeof (e as BackendErrorPayload).message === 'string'
+    typeof (e as AppError).code === 'string' &&
+    typeof (e as AppError).message === 'string'
   );
 }
 

@@ -46,9 +46,9 @@ export class BootData {
     return list;
   }
 
-  history(conversationId: string, limit: number, before?: string): HistoryPage | null {
+  history(conversationId: string, cursor: string | null, limit: number): HistoryPage | null {
     const h = this.historyLeft;
-    if (!h || before || h.conversationId !== conversationId || h.limit !== limit) return null;
+    if (!h || cursor || h.conversationId !== conversationId || h.limit !== limit) return null;
     this.historyLeft = null;
     return h.page;
   }

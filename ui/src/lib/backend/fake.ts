@@ -1,612 +1,305 @@
-// Dev-only fake backend: a simulated demo agent so the UI can be seen and driven in a plain browser.
-// Selected only outside Tauri (see index.ts); never part of the production Tauri path.
-import type { Backend } from './backend';
-import { BackendError } from './backend';
+// A fake Rust shell behind Tauri's own `mockIPC`: it answers the generated commands by name, as `invoke` hands them
+// over, and delivers engine events through the real `Channel` callback path. The tests (src/test/helpers.ts) drive
+// its events themselves; the browser demo (`npm run dev` outside Tauri) gives it the scripted demo agent
+// (./demo-agent.ts). Never part of the production Tauri path.
+import { mockIPC, mockWindows } from '@tauri-apps/api/mocks';
+import type { InvokeArgs } from '@tauri-apps/api/core';
+import type { UiEvent } from '../../bindings';
 import type {
+  AppError,
   AppInfo,
   AppSettings,
-  Command,
   Conversation,
-  EngineEvent,
-  FileDropEvent,
+  EngineCommand,
   FileInfo,
   HistoryPage,
   Profile,
   ProfileInput,
   SearchHit,
+  SendResult,
   StoredMessage,
-  UpdateCheck,
 } from './types';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const MiB = 1024 * 1024;
+/** One call the page made, as `invoke` handed it over. */
+export interface Call {
+  cmd: string;
+  args: Record<string, unknown>;
+}
 
-interface FakeFile {
+type Args = Record<string, unknown>;
+export type Handler = (args: Args) => unknown;
+
+/** What answers a connection's commands: the demo agent, or nothing (a test emits the events itself). */
+export interface FakeAgent {
+  connected(profileId: string): void;
+  /** The answer to `send_command` (or a thrown `{code, message}`), `undefined` for the shell's default. */
+  command(profileId: string, command: EngineCommand): SendResult | undefined;
+}
+
+export interface FakeShellOptions {
+  info?: Partial<AppInfo>;
+  profiles?: Profile[];
+  conversations?: Conversation[];
+  /** Answers every `history` call (else each conversation's stored messages, one page). */
+  history?: HistoryPage;
+  /** Commands answered by these instead (a thrown `{code, message}` is the command's error). */
+  handlers?: Record<string, Handler>;
+}
+
+/** A file the fake shell knows: what `file_info` says about it, and the URL `file_url` gives for it. */
+export interface FakeFile {
   info: FileInfo;
   url?: string;
 }
 
-const STREAM_REPLY = `## Rolling restart plan
-
-Here is how I would restart the **web tier** without downtime:
-
-1. Drain one node from the load balancer
-2. Restart the service and wait for \`/healthz\`
-3. Put it back and move on to the next node
-
-\`\`\`bash
-for host in web-1 web-2 web-3; do
-  hermes lb drain "$host" --timeout 30s
-  ssh "$host" 'sudo systemctl restart app && curl -fsS localhost:8080/healthz'
-  hermes lb enable "$host"
-done
-\`\`\`
-
-| Node  | Status  | Uptime |
-|-------|---------|--------|
-| web-1 | healthy | 14 d   |
-| web-2 | healthy | 14 d   |
-| web-3 | degraded | 2 h   |
-
-> web-3 restarted two hours ago — worth checking its logs first.
-
-More in the [runbook](https://example.com/runbook).`;
-
-function wav(seconds: number): string {
-  const rate = 8000;
-  const n = rate * seconds;
-  const buf = new ArrayBuffer(44 + n * 2);
-  const v = new DataView(buf);
-  const str = (o: number, s: string) => [...s].forEach((c, i) => v.setUint8(o + i, c.charCodeAt(0)));
-  str(0, 'RIFF');
-  v.setUint32(4, 36 + n * 2, true);
-  str(8, 'WAVE');
-  str(12, 'fmt ');
-  v.setUint32(16, 16, true);
-  v.setUint16(20, 1, true);
-  v.setUint16(22, 1, true);
-  v.setUint32(24, rate, true);
-  v.setUint32(28, rate * 2, true);
-  v.setUint16(32, 2, true);
-  v.setUint16(34, 16, true);
-  str(36, 'data');
-  v.setUint32(40, n * 2, true);
-  for (let i = 0; i < n; i++) v.setInt16(44 + i * 2, Math.sin((i / rate) * 2 * Math.PI * 330) * 3000 * Math.exp(-((i % rate) / rate) * 3), true);
-  return URL.createObjectURL(new Blob([buf], { type: 'audio/wav' }));
+export function appError(code: AppError['code'], message: string): AppError {
+  return { code, message };
 }
 
-function chartPng(): string {
-  const c = document.createElement('canvas');
-  c.width = 640;
-  c.height = 400;
-  const g = c.getContext('2d');
-  if (!g) return '';
-  const grad = g.createLinearGradient(0, 0, 640, 400);
-  grad.addColorStop(0, '#eef1ff');
-  grad.addColorStop(1, '#f9ecff');
-  g.fillStyle = grad;
-  g.fillRect(0, 0, 640, 400);
-  g.fillStyle = '#1b1f2a';
-  g.font = 'bold 22px sans-serif';
-  g.fillText('Requests per minute', 32, 48);
-  const vals = [120, 180, 160, 240, 300, 280, 350, 330, 410, 390];
-  vals.forEach((val, i) => {
-    const x = 40 + i * 58;
-    const h = val * 0.75;
-    g.fillStyle = i === vals.length - 2 ? '#c04fd8' : '#4551d8';
-    g.beginPath();
-    g.roundRect(x, 360 - h, 38, h, 6);
-    g.fill();
-  });
-  return c.toDataURL('image/png');
-}
+const internals = () =>
+  (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void } }).__TAURI_INTERNALS__;
 
-export class FakeBackend implements Backend {
-  private profiles: Profile[] = [
-    {
-      id: 'demo',
-      name: 'Demo agent',
-      url: 'ws://127.0.0.1:8787/ws',
-      dialect: 'adapter',
-      deviceId: 'desktop-3f9a1c2b7d4e',
-      allowInsecureWs: true,
-      hasToken: true,
-      tokenSessionOnly: false,
-      paired: true,
-    },
-  ];
-  private conversations: Conversation[] = [
-    { id: 'demo-chat', profileId: 'demo', title: 'Demo agent', session: 'mobile:desktop-3f9a1c2b7d4e', updatedAt: new Date().toISOString(), unread: 0 },
-  ];
-  private stored = new Map<string, StoredMessage[]>();
-  private handlers = new Map<string, (ev: EngineEvent) => void>();
-  private files = new Map<string, FakeFile>();
+export class FakeShell {
+  readonly calls: Call[] = [];
+  info: AppInfo;
+  profiles: Profile[];
+  conversations: Conversation[];
+  stored = new Map<string, StoredMessage[]>();
+  files = new Map<string, FakeFile>();
+  drafts = new Map<string, string>();
+  settings: AppSettings = { maxDownloadMb: 2048 };
+  agent: FakeAgent | null = null;
+  /** What the file picker answers. */
+  picks: string[] = [];
+  /** Each connected profile's channel and the index of its next message (the Channel puts them in order). */
+  private channels = new Map<string, { id: number; index: number }>();
+  private lastProfile: string | null = null;
+  private listeners = new Map<string, number[]>();
   private seq = 0;
-  private scenario: string;
 
-  constructor() {
-    this.scenario = new URLSearchParams(location.search).get('demo') ?? '';
-    this.files.set('/home/demo/Pictures/holiday-panorama.jpg', {
-      info: { path: '/home/demo/Pictures/holiday-panorama.jpg', name: 'holiday-panorama.jpg', size: 14.6 * MiB, mime: 'image/jpeg' },
-    });
-    this.files.set('/home/demo/Documents/quarterly-report.pdf', {
-      info: { path: '/home/demo/Documents/quarterly-report.pdf', name: 'quarterly-report.pdf', size: 842 * 1024, mime: 'application/pdf' },
-    });
-    if (this.scenario) this.seedScenario();
-  }
-
-  private id(prefix: string) {
-    return `${prefix}-${++this.seq}-${Math.random().toString(36).slice(2, 7)}`;
-  }
-
-  private emit(profileId: string, ev: EngineEvent) {
-    this.handlers.get(profileId)?.(ev);
-  }
-
-  private seedScenario() {
-    const t0 = Date.now() - 1000 * 60 * 60 * 26;
-    const msgs: StoredMessage[] = [
-      { id: 'h1', direction: 'out', text: 'Morning! Can you check why the nightly backup was slow?', final: true, state: 'delivered', createdAt: new Date(t0).toISOString(), attachments: [] },
-      { id: 'h2', direction: 'in', text: 'The backup ran **42 minutes** instead of the usual 12: the `pg_dump` step waited on a lock held by a long `VACUUM FULL`. I rescheduled the vacuum to 03:30.', final: true, state: 'received', createdAt: new Date(t0 + 60_000).toISOString(), attachments: [] },
-    ];
-    if (this.scenario === 'stream' || this.scenario === 'narrow' || this.scenario === 'dark') {
-      msgs.push({ id: 'h3', direction: 'out', text: 'How should I restart the web tier without downtime?', final: true, state: 'delivered', createdAt: new Date(Date.now() - 30_000).toISOString(), attachments: [] });
-    }
-    this.stored.set('demo-chat', msgs);
-  }
-
-  /* ---------- shell ---------- */
-
-  async appInfo(): Promise<AppInfo> {
-    return {
-      version: '0.1.0-dev',
-      dataDir: '/home/demo/.local/share/hermes-desktop',
-      logDir: '/home/demo/.local/state/hermes-desktop/logs',
-      keychain: { available: this.scenario !== 'nokeychain', detail: this.scenario === 'nokeychain' ? 'Secret Service is not running' : undefined },
-      demo: true,
+  constructor(private opts: FakeShellOptions = {}) {
+    this.info = {
+      version: '0.1.0',
+      dataDir: '/data',
+      logDir: '/logs',
+      keychain: { available: true },
+      demo: false,
+      ...opts.info,
     };
+    // copies: the shell changes its own records, never the caller's
+    this.profiles = (opts.profiles ?? []).map((p) => ({ ...p }));
+    this.conversations = (opts.conversations ?? []).map((c) => ({ ...c }));
   }
 
-  async listProfiles() {
-    return this.profiles.map((p) => ({ ...p }));
+  /** Routes every `invoke` of the page to {@link handle}. */
+  install(): this {
+    mockIPC((cmd: string, payload?: InvokeArgs) => this.handle(cmd, (payload ?? {}) as Args));
+    return this;
   }
 
-  async createProfile(input: ProfileInput) {
-    const p: Profile = { ...input, id: this.id('p'), deviceId: `desktop-${Math.random().toString(16).slice(2, 14)}`, hasToken: false, tokenSessionOnly: false, paired: false };
-    this.profiles.push(p);
-    if (p.dialect === 'v3') {
-      this.conversations.push({ id: this.id('c'), profileId: p.id, title: 'First conversation', session: crypto.randomUUID(), updatedAt: new Date().toISOString(), unread: 0 });
-    } else {
-      this.conversations.push({ id: this.id('c'), profileId: p.id, title: p.name, session: `mobile:${p.deviceId}`, updatedAt: new Date().toISOString(), unread: 0 });
-    }
-    return { ...p };
+  /** Also lets the window's webview be found (`getCurrentWebview()`: file drops). */
+  installWindow(): this {
+    mockWindows('main');
+    return this;
   }
 
-  async updateProfile(id: string, input: ProfileInput) {
+  id(prefix: string): string {
+    return `${prefix}-${++this.seq}`;
+  }
+
+  /** Sends an event on the channel of `profileId`'s connection (the last one connected when omitted). */
+  emit(ev: UiEvent, profileId: string | null = this.lastProfile): void {
+    const ch = profileId === null ? undefined : this.channels.get(profileId);
+    if (!ch) throw new Error('not connected');
+    internals().runCallback(ch.id, { index: ch.index++, message: ev });
+  }
+
+  isConnected(profileId?: string): boolean {
+    return profileId ? this.channels.has(profileId) : this.channels.size > 0;
+  }
+
+  /** Delivers an app event (`tauri://drag-drop`, `deep-link-connect`, …) to the page's listeners. */
+  fire(event: string, payload: unknown): void {
+    for (const handler of this.listeners.get(event) ?? []) internals().runCallback(handler, { event, id: handler, payload });
+  }
+
+  private profile(id: unknown): Profile {
     const p = this.profiles.find((x) => x.id === id);
-    if (!p) throw new BackendError({ code: 'not_found', message: 'No such profile' });
-    Object.assign(p, input);
-    return { ...p };
+    if (!p) throw appError('not_found', 'No such profile');
+    return p;
   }
 
-  async setPaired(profileId: string, paired: boolean) {
-    const p = this.profiles.find((x) => x.id === profileId);
-    if (!p) throw new BackendError({ code: 'not_found', message: 'No such profile' });
-    p.paired = paired;
-    return { ...p };
-  }
-
-  async setHome(profileId: string, conversationId: string | null) {
-    const p = this.profiles.find((x) => x.id === profileId);
-    if (!p) throw new BackendError({ code: 'not_found', message: 'No such profile' });
-    if (conversationId && !this.conversations.some((c) => c.id === conversationId && c.profileId === profileId))
-      throw new BackendError({ code: 'invalid_input', message: 'not a conversation of this agent' });
-    p.homeConversationId = conversationId;
-    return { ...p };
-  }
-
-  async deleteProfile(id: string) {
-    this.profiles = this.profiles.filter((p) => p.id !== id);
-    this.conversations = this.conversations.filter((c) => c.profileId !== id);
-  }
-
-  async setToken(profileId: string) {
-    const p = this.profiles.find((x) => x.id === profileId);
-    if (p) p.hasToken = true;
-  }
-
-  async deleteToken(profileId: string) {
-    const p = this.profiles.find((x) => x.id === profileId);
-    if (p) p.hasToken = false;
-  }
-
-  async connect(profileId: string, onEvent: (ev: EngineEvent) => void) {
-    this.handlers.set(profileId, onEvent);
-    void this.runConnection(profileId);
-  }
-
-  private async runConnection(profileId: string) {
-    const p = this.profiles.find((x) => x.id === profileId);
-    await sleep(150);
-    this.emit(profileId, { event: 'connecting', attempt: 1 });
-    await sleep(this.scenario === 'connecting' ? 1e9 : 350);
-    if (p && p.id !== 'demo') {
-      this.emit(profileId, { event: 'access_denied', reason: 'auth_failed: token does not match MOBILE_TOKEN' });
-      return;
-    }
-    if (this.scenario === 'denied') {
-      this.emit(profileId, { event: 'access_denied', reason: 'auth_failed: device desktop-3f9a1c2b7d4e is not approved' });
-      return;
-    }
-    // as a real adapter: only the limit; the engine's features say what it accepts (A-3)
-    this.emit(profileId, {
-      event: 'ready',
-      session: 'mobile:desktop-3f9a1c2b7d4e',
-      capabilities: { max_media_bytes: 8 * MiB },
-      features: { files: true, voice: true, max_file_bytes: 8 * MiB },
-    });
-    void this.playScenario(profileId);
-  }
-
-  private async playScenario(pid: string) {
-    switch (this.scenario) {
-      case 'stream':
-      case 'dark':
-      case 'narrow':
-        await sleep(300);
-        await this.streamReply(pid, STREAM_REPLY, this.scenario === 'stream' ? 6 : 1, 'h3');
-        break;
-      case 'approve':
-        await sleep(200);
-        this.approval(pid);
-        break;
-      case 'media':
-        await sleep(200);
-        await this.media(pid);
-        break;
-      case 'offline':
-        await sleep(200);
-        this.emit(pid, { event: 'disconnected', code: 'unreachable', reason: 'network unreachable', retry_in_ms: 8000 });
-        break;
-      case 'clarify':
-        await sleep(200);
-        this.clarify(pid);
-        break;
-    }
-  }
-
-  async disconnect(profileId: string) {
-    this.handlers.delete(profileId);
-  }
-
-  async sendCommand(profileId: string, command: Command) {
-    const pid = profileId;
-    switch (command.cmd) {
-      case 'text': {
-        const id = command.id ?? this.id('m');
-        // the engine's retry rule (A-6): an id the agent already received is refused; a new message goes instead
-        if (this.received.has(id)) throw new BackendError({ code: 'id_in_use', message: `the id "${id}" is already used` });
-        this.received.add(id);
-        if (command.text.trim().split(/\s/)[0].toLowerCase() === '/error') {
-          // as the adapter does: the agent's error for the message comes before the Pong that confirms delivery
-          void this.ackWithError(pid, id);
-          return { id };
-        }
-        void this.ack(pid, id).then(() => this.respond(pid, command.text.trim(), id));
-        return { id };
+  handle(cmd: string, a: Args): unknown {
+    this.calls.push({ cmd, args: a });
+    const h = this.opts.handlers?.[cmd];
+    if (h) return h(a);
+    switch (cmd) {
+      case 'app_info':
+        return { ...this.info };
+      case 'list_profiles':
+        return this.profiles.map((p) => ({ ...p }));
+      case 'create_profile': {
+        const input = a.input as ProfileInput;
+        const p: Profile = {
+          ...input,
+          id: this.id('p'),
+          deviceId: `desktop-${(++this.seq).toString(16).padStart(12, '0')}`,
+          hasToken: false,
+          tokenSessionOnly: false,
+          paired: false,
+        };
+        this.profiles.push(p);
+        return { ...p };
       }
-      case 'file': {
-        const id = command.id ?? this.id('f');
-        void this.upload(pid, id, command.path);
-        return { id };
+      case 'update_profile':
+        return { ...Object.assign(this.profile(a.id), a.input as ProfileInput) };
+      case 'set_paired': {
+        const p = this.profile(a.profileId);
+        p.paired = a.paired as boolean;
+        return { ...p };
       }
-      case 'prompt': {
-        void this.answer(pid, command.prompt_id, command.option_id, command.text);
-        return {};
+      case 'set_home': {
+        const p = this.profile(a.profileId);
+        const cid = (a.conversationId as string | null) ?? null;
+        if (cid && !this.conversations.some((c) => c.id === cid && c.profileId === p.id))
+          throw appError('invalid_input', 'not a conversation of this agent');
+        p.homeConversationId = cid ?? undefined;
+        return { ...p };
       }
-      case 'cancel':
-        this.cancelled.add(command.id);
-        return {};
-      case 'reconnect':
-        void this.runConnection(pid);
-        return {};
+      case 'delete_profile':
+        this.profiles = this.profiles.filter((p) => p.id !== a.id);
+        this.conversations = this.conversations.filter((c) => c.profileId !== a.id);
+        return null;
+      case 'set_token':
+      case 'delete_token': {
+        const p = this.profiles.find((x) => x.id === a.profileId);
+        if (p) p.hasToken = cmd === 'set_token';
+        return null;
+      }
+      case 'connect': {
+        const pid = String(a.profileId);
+        this.channels.set(pid, { id: (a.onEvent as { id: number }).id, index: 0 });
+        this.lastProfile = pid;
+        this.agent?.connected(pid);
+        return null;
+      }
+      case 'disconnect':
+        this.channels.delete(String(a.profileId));
+        return null;
+      case 'send_command': {
+        const c = a.command as EngineCommand;
+        const answer = this.agent?.command(String(a.profileId), c);
+        if (answer) return answer;
+        return 'id' in c && c.id ? { id: c.id } : { id: this.id('srv') };
+      }
+      case 'list_conversations':
+        return this.conversations
+          .filter((c) => c.profileId === a.profileId)
+          .map((c) => ({ ...c, draft: this.drafts.get(c.id) ?? c.draft ?? null }));
+      case 'create_conversation': {
+        const c: Conversation = {
+          id: this.id('c'),
+          profileId: String(a.profileId),
+          title: String(a.title),
+          session: crypto.randomUUID(),
+          updatedAt: new Date().toISOString(),
+          unread: 0,
+        };
+        this.conversations.unshift(c);
+        return { ...c };
+      }
+      case 'rename_conversation': {
+        const c = this.conversations.find((x) => x.id === a.id);
+        if (c) c.title = String(a.title);
+        return null;
+      }
+      case 'delete_conversation':
+        this.conversations = this.conversations.filter((c) => c.id !== a.id);
+        this.drafts.delete(String(a.id));
+        return null;
+      case 'get_draft':
+        return this.drafts.get(String(a.conversationId)) ?? null;
+      case 'set_draft': {
+        const text = String(a.text);
+        if (text.trim()) this.drafts.set(String(a.conversationId), text);
+        else this.drafts.delete(String(a.conversationId));
+        return null;
+      }
+      case 'mark_read': {
+        const c = this.conversations.find((x) => x.id === a.conversationId);
+        if (c) c.unread = 0;
+        return null;
+      }
+      case 'history':
+        return this.opts.history ?? { messages: [...(this.stored.get(String(a.conversationId)) ?? [])].reverse(), hasMore: false, cards: [] };
+      case 'search':
+        return this.search(String(a.query));
+      case 'file_url': {
+        const path = String(a.path);
+        return this.files.get(path)?.url ?? `asset://localhost/${encodeURIComponent(path)}`;
+      }
+      case 'file_info': {
+        const f = this.files.get(String(a.path));
+        if (!f) throw appError('not_found', `File not found: ${String(a.path)}`);
+        return { ...f.info };
+      }
+      case 'downscale_image': {
+        const path = String(a.path);
+        const f = this.files.get(path);
+        const small = path.replace(/(\.\w+)$/, '-small$1');
+        const name = (f?.info.name ?? 'image.jpg').replace(/(\.\w+)$/, '-small$1');
+        this.files.set(small, { info: { path: small, name, size: Math.round(Number(a.maxBytes) * 0.6), mime: f?.info.mime } });
+        return small;
+      }
+      case 'write_temp_file': {
+        const filename = String(a.filename);
+        const base64 = String(a.base64);
+        const path = `/tmp/hermes/${this.id('paste')}-${filename}`;
+        const size = Math.floor((base64.length * 3) / 4);
+        this.files.set(path, { info: { path, name: filename, size, mime: 'image/png' }, url: `data:image/png;base64,${base64}` });
+        return path;
+      }
+      case 'pick_files':
+        return [...this.picks];
+      case 'app_settings':
+        return { ...this.settings };
+      case 'app_save_settings': {
+        const s = a.settings as AppSettings;
+        this.settings = { maxDownloadMb: Math.min(Math.max(Math.round(s.maxDownloadMb), 1), 1024 * 1024) };
+        return { ...this.settings };
+      }
+      case 'check_for_updates':
+      case 'install_update':
+        return { status: 'not_configured', current: this.info.version };
+      case 'plugin:event|listen': {
+        const ev = String(a.event);
+        this.listeners.set(ev, [...(this.listeners.get(ev) ?? []), a.handler as number]);
+        return a.handler;
+      }
+      case 'plugin:event|unlisten': {
+        const ids = this.listeners.get(String(a.event));
+        if (ids) this.listeners.set(String(a.event), ids.filter((id) => id !== a.eventId));
+        return null;
+      }
       default:
-        return {};
+        // clipboard_image (a browser's paste event carries the image itself), open_*, notify, export…: nothing to do
+        return null;
     }
   }
 
-  private cancelled = new Set<string>();
-  /** Ids the demo agent has received (a Retry under one of them is refused with `id_in_use`). */
-  private received = new Set<string>();
-
-  private async ackWithError(pid: string, id: string) {
-    await sleep(150);
-    this.emit(pid, { event: 'sent', id });
-    await sleep(200);
-    this.emit(pid, { event: 'error', code: 'internal', text: 'A demo error: something went wrong on the agent side.', id });
-    await sleep(100);
-    this.emit(pid, { event: 'delivered', id });
-  }
-
-  private async ack(pid: string, id: string) {
-    await sleep(150);
-    this.emit(pid, { event: 'sent', id });
-    await sleep(250);
-    this.emit(pid, { event: 'delivered', id });
-  }
-
-  private async respond(pid: string, text: string, replyTo: string) {
-    await sleep(250);
-    const cmd = text.split(/\s/)[0].toLowerCase();
-    if (cmd === '/stream') return this.streamReply(pid, STREAM_REPLY, 6, replyTo);
-    if (cmd === '/approve') return this.approval(pid);
-    if (cmd === '/clarify') return this.clarify(pid);
-    if (cmd === '/media') return this.media(pid);
-    if (cmd === '/offline') {
-      this.emit(pid, { event: 'disconnected', code: 'lost', reason: 'connection reset by peer', retry_in_ms: 5000 });
-      await sleep(5000);
-      return this.runConnection(pid);
-    }
-    if (cmd === '/denied') {
-      this.emit(pid, { event: 'access_denied', reason: 'auth_failed: token does not match MOBILE_TOKEN' });
-      return;
-    }
-    // Hermes's home-channel reminder and its answer to /sethome (spec §10)
-    if (cmd === '/home')
-      return this.streamReply(pid, '📬 No home channel is set for Mobile. A home channel is where Hermes delivers cron job results and cross-platform messages.\n\nType /sethome to make this chat your home channel, or ignore to skip.', 200, replyTo);
-    if (cmd === '/sethome')
-      return this.streamReply(pid, '✅ Home channel set to **Mobile** (ID: mobile:desktop-3f9a1c2b7d4e).\nCron jobs and cross-platform messages will be delivered here.', 200, replyTo);
-    const reply = `You said: *${text.replace(/[*_`]/g, '')}*\n\nI'm the built-in demo agent. Try \`/stream\`, \`/approve\`, \`/clarify\` or \`/media\`.`;
-    return this.streamReply(pid, reply, 3);
-  }
-
-  private async streamReply(pid: string, text: string, chunk: number, replyTo?: string) {
-    const id = this.id('r');
-    this.emit(pid, { event: 'typing', on: true });
-    this.emit(pid, { event: 'avatar', state: 'thinking' });
-    await sleep(400);
-    this.emit(pid, { event: 'avatar', state: 'speaking' });
-    const step = Math.max(1, Math.ceil(text.length / (chunk === 1 ? 1 : 120)));
-    for (let i = step; i < text.length; i += step) {
-      this.emit(pid, { event: 'message', id, text: text.slice(0, i), final: false, reply_to: replyTo });
-      await sleep(25);
-    }
-    this.emit(pid, { event: 'message', id, text, final: true, reply_to: replyTo });
-    this.emit(pid, { event: 'typing', on: false });
-    await sleep(600);
-    this.emit(pid, { event: 'avatar', state: 'idle' });
-  }
-
-  private approval(pid: string) {
-    this.emit(pid, {
-      event: 'prompt',
-      id: this.id('card'),
-      kind: 'exec_approval',
-      text: 'Hermes wants to run a command on **web-3**.',
-      command: 'sudo systemctl restart app.service && journalctl -u app.service --since "5 min ago" --no-pager | tail -n 50',
-      description: 'Restarts the application service and shows its last log lines.',
-      options: [
-        { id: 'approve', label: 'Approve', style: 'primary' },
-        { id: 'always', label: 'Always allow', style: '' },
-        { id: 'deny', label: 'Deny', style: 'danger' },
-      ],
-      timeout_seconds: 300,
-    });
-  }
-
-  private clarify(pid: string) {
-    this.emit(pid, {
-      event: 'prompt',
-      id: this.id('card'),
-      kind: 'clarify',
-      text: 'Which format should the export use?',
-      options: [
-        { id: 'c0', label: 'CSV', style: '' },
-        { id: 'c1', label: 'JSON', style: '' },
-        { id: 'other', label: '✏️ Your own answer', style: '' },
-      ],
-      timeout_seconds: 120,
-    });
-  }
-
-  private async answer(pid: string, promptId: string, optionId?: string | null, text?: string | null) {
-    await sleep(300);
-    this.emit(pid, { event: 'prompt_done', prompt_id: promptId, option_id: optionId, expired: false });
-    await sleep(300);
-    if (optionId === 'deny') return this.streamReply(pid, 'Understood — I will not run it.', 1);
-    if (optionId === 'other') return this.streamReply(pid, `Got it: **${(text ?? '').replace(/[*_`]/g, '')}**.`, 1);
-    return this.streamReply(pid, 'Done. The service restarted cleanly and `/healthz` answers **200 OK**.', 2);
-  }
-
-  private async media(pid: string) {
-    const img = this.id('media');
-    const imgUrl = chartPng();
-    this.files.set(`/downloads/${img}.png`, { info: { path: `/downloads/${img}.png`, name: 'requests.png', size: 48_213, mime: 'image/png' }, url: imgUrl });
-    this.emit(pid, { event: 'progress', id: img, direction: 'down', done: 12_000, total: 48_213 });
-    await sleep(400);
-    this.emit(pid, { event: 'media', id: img, kind: 'image', mime: 'image/png', filename: 'requests.png', caption: 'Traffic over the last 10 minutes', path: `/downloads/${img}.png`, size: 48_213 });
-    const voice = this.id('media');
-    this.files.set(`/downloads/${voice}.wav`, { info: { path: `/downloads/${voice}.wav`, name: 'voice-note.wav', size: 96_044, mime: 'audio/wav' }, url: wav(6) });
-    await sleep(200);
-    this.emit(pid, { event: 'media', id: voice, kind: 'voice', mime: 'audio/wav', filename: 'voice-note.wav', path: `/downloads/${voice}.wav`, size: 96_044 });
-    await sleep(200);
-    const doc = this.id('media');
-    this.emit(pid, { event: 'media', id: doc, kind: 'document', mime: 'application/pdf', filename: 'incident-report-2024-06.pdf', caption: 'Post-mortem draft', path: `/downloads/${doc}.pdf`, size: 1_284_112 });
-    const dl = this.id('media');
-    this.emit(pid, { event: 'progress', id: dl, direction: 'down', done: 3.1 * MiB, total: 7.4 * MiB });
-  }
-
-  private async upload(pid: string, id: string, path: string) {
-    const size = this.files.get(path)?.info.size ?? 500_000;
-    for (let done = 0; done <= size; done += size / 8) {
-      if (this.cancelled.has(id)) return;
-      this.emit(pid, { event: 'progress', id, direction: 'up', done: Math.round(done), total: size });
-      await sleep(200);
-    }
-    this.emit(pid, { event: 'progress', id, direction: 'up', done: size, total: size });
-    await this.ack(pid, id);
-    await this.streamReply(pid, 'Thanks, I got the file.', 1);
-  }
-
-  async listConversations(profileId: string) {
-    return this.conversations
-      .filter((c) => c.profileId === profileId)
-      .map((c) => ({ ...c, draft: this.drafts.get(c.id) ?? null, unread: this.unreadOf(c.id) }));
-  }
-
-  /** How many stored messages of each conversation were there when it was last marked read (none: all are read). */
-  private readUpto = new Map<string, number>();
-
-  private unreadOf(conversationId: string): number {
-    const msgs = this.stored.get(conversationId) ?? [];
-    return msgs.slice(this.readUpto.get(conversationId) ?? msgs.length).filter((m) => m.direction === 'in').length;
-  }
-
-  async markRead(conversationId: string) {
-    this.readUpto.set(conversationId, this.stored.get(conversationId)?.length ?? 0);
-  }
-
-  async createConversation(profileId: string, title: string) {
-    const c: Conversation = { id: this.id('c'), profileId, title, session: crypto.randomUUID(), updatedAt: new Date().toISOString(), unread: 0 };
-    this.conversations.unshift(c);
-    return { ...c };
-  }
-
-  async renameConversation(id: string, title: string) {
-    const c = this.conversations.find((x) => x.id === id);
-    if (c) c.title = title;
-  }
-
-  async deleteConversation(id: string) {
-    this.conversations = this.conversations.filter((c) => c.id !== id);
-    this.drafts.delete(id);
-  }
-
-  private drafts = new Map<string, string>();
-
-  async getDraft(conversationId: string) {
-    return this.drafts.get(conversationId) ?? null;
-  }
-
-  async setDraft(conversationId: string, text: string) {
-    if (text.trim()) this.drafts.set(conversationId, text);
-    else this.drafts.delete(conversationId);
-  }
-
-  async history(conversationId: string): Promise<HistoryPage> {
-    return { messages: this.stored.get(conversationId) ?? [], hasMore: false, cards: [] };
-  }
-
-  async search(query: string): Promise<SearchHit[]> {
+  private search(query: string): SearchHit[] {
     const q = query.toLowerCase();
     const hits: SearchHit[] = [];
     for (const [conversationId, msgs] of this.stored) {
+      const profileId = this.conversations.find((c) => c.id === conversationId)?.profileId ?? '';
       for (const m of msgs) {
         const i = m.text.toLowerCase().indexOf(q);
         if (i < 0) continue;
         const start = Math.max(0, i - 30);
         const snippet = `${start > 0 ? '…' : ''}${m.text.slice(start, i)}[${m.text.slice(i, i + q.length)}]${m.text.slice(i + q.length, i + q.length + 60)}…`;
-        hits.push({ messageId: m.id, conversationId, profileId: 'demo', snippet, createdAt: m.createdAt });
+        hits.push({ messageId: m.id, conversationId, profileId, snippet, createdAt: m.createdAt });
       }
     }
     return hits;
-  }
-
-  async exportConversation() {}
-  async openLogsFolder() {}
-  async openExternal(url: string) {
-    window.open(url, '_blank', 'noopener');
-  }
-  async revealFile() {}
-  async saveFileAs() {}
-  async openFile() {}
-
-  async pickFiles() {
-    return ['/home/demo/Pictures/holiday-panorama.jpg', '/home/demo/Documents/quarterly-report.pdf'];
-  }
-
-  async fileUrl(path: string) {
-    const f = this.files.get(path);
-    if (!f?.url) throw new BackendError({ code: 'not_found', message: 'File is not available' });
-    return f.url;
-  }
-
-  async downscaleImage(path: string, maxBytes: number) {
-    await sleep(600);
-    const f = this.files.get(path);
-    const np = path.replace(/(\.\w+)$/, '-small$1');
-    this.files.set(np, { info: { path: np, name: (f?.info.name ?? 'image.jpg').replace(/(\.\w+)$/, '-small$1'), size: Math.round(maxBytes * 0.6), mime: f?.info.mime } });
-    return np;
-  }
-
-  async fileInfo(path: string): Promise<FileInfo> {
-    const f = this.files.get(path);
-    if (!f) throw new BackendError({ code: 'not_found', message: `File not found: ${path}` });
-    return { ...f.info };
-  }
-
-  async writeTempFile(filename: string, base64: string) {
-    const path = `/tmp/hermes/${this.id('paste')}-${filename}`;
-    const size = Math.floor((base64.length * 3) / 4);
-    this.files.set(path, { info: { path, name: filename, size, mime: 'image/png' }, url: `data:image/png;base64,${base64}` });
-    return path;
-  }
-
-  /** A browser's paste event carries the image itself: the fake shell's clipboard is always empty. */
-  async clipboardImage(): Promise<string | null> {
-    return null;
-  }
-
-  private settings: AppSettings = { maxDownloadMb: 2048 };
-  async appSettings(): Promise<AppSettings> {
-    return { ...this.settings };
-  }
-  async appSaveSettings(settings: AppSettings): Promise<AppSettings> {
-    this.settings = { maxDownloadMb: Math.min(Math.max(Math.round(settings.maxDownloadMb), 1), 1024 * 1024) };
-    return { ...this.settings };
-  }
-
-  async notify() {}
-  async checkForUpdates(): Promise<UpdateCheck> {
-    return { status: 'not_configured', current: '0.1.0-dev' };
-  }
-  async installUpdate(): Promise<UpdateCheck> {
-    return { status: 'not_configured', current: '0.1.0-dev' };
-  }
-
-  onFileDrop(handler: (ev: FileDropEvent) => void): () => void {
-    let depth = 0;
-    const enter = (e: DragEvent) => {
-      if (!e.dataTransfer?.types.includes('Files')) return;
-      e.preventDefault();
-      if (depth++ === 0) handler({ type: 'enter', paths: [] });
-    };
-    const over = (e: DragEvent) => e.preventDefault();
-    const leave = () => {
-      if (--depth <= 0) {
-        depth = 0;
-        handler({ type: 'leave' });
-      }
-    };
-    const drop = (e: DragEvent) => {
-      e.preventDefault();
-      depth = 0;
-      const paths = [...(e.dataTransfer?.files ?? [])].map((f) => {
-        const path = `/dropped/${this.id('drop')}/${f.name}`;
-        this.files.set(path, { info: { path, name: f.name, size: f.size, mime: f.type || undefined }, url: URL.createObjectURL(f) });
-        return path;
-      });
-      handler({ type: 'drop', paths });
-    };
-    window.addEventListener('dragenter', enter);
-    window.addEventListener('dragover', over);
-    window.addEventListener('dragleave', leave);
-    window.addEventListener('drop', drop);
-    return () => {
-      window.removeEventListener('dragenter', enter);
-      window.removeEventListener('dragover', over);
-      window.removeEventListener('dragleave', leave);
-      window.removeEventListener('drop', drop);
-    };
   }
 }

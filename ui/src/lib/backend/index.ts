@@ -1,6 +1,6 @@
 import { getContext, setContext } from 'svelte';
 import type { Backend } from './backend';
-import { TauriBackend } from './tauri';
+import { tauriBackend } from './tauri';
 
 export type { Backend } from './backend';
 export { BackendError, errorMessage, toBackendError } from './backend';
@@ -24,16 +24,23 @@ export function getBackend(): Backend {
   return b;
 }
 
+/** The browser demo's fake shell answers the IPC (it sets `__TAURI_INTERNALS__` too). */
+let demo = false;
+
+/** Running in the app's webview (not the browser demo). */
 export function inTauri(): boolean {
-  return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+  return !demo && typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
 }
 
-/** Tauri in the app; the dev-only fake demo agent in a plain browser (never bundled into the Tauri path). */
+/** The generated backend. In a plain browser (dev, or a build with VITE_FAKE_BACKEND=1) its IPC is answered by the
+ *  fake shell with the scripted demo agent (`?demo=…` picks a scenario); that code is never bundled otherwise. */
 export async function createBackend(): Promise<Backend> {
-  if (inTauri()) return new TauriBackend();
-  if (import.meta.env.DEV || import.meta.env.VITE_FAKE_BACKEND === '1') {
-    const { FakeBackend } = await import('./fake');
-    return new FakeBackend();
+  if (!inTauri() && (import.meta.env.DEV || import.meta.env.VITE_FAKE_BACKEND === '1')) {
+    const { demoShell, bridgeDomDrops } = await import('./demo-agent');
+    const shell = demoShell(new URLSearchParams(location.search).get('demo') ?? '');
+    shell.install().installWindow();
+    bridgeDomDrops(shell);
+    demo = true;
   }
-  return new TauriBackend();
+  return tauriBackend();
 }

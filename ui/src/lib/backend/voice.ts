@@ -1,8 +1,8 @@
-// The voice and avatar half of the backend: the generated tauri-specta `commands`/`events` (ui/src/bindings.ts),
-// unwrapped into promises that throw BackendError. `FakeVoiceBackend` (./voice-fake.ts) stands in for tests.
+// The voice and avatar half of the backend, under the names the voice state uses: the generated commands
+// (backend.ts: unwrapped, throwing BackendError) and events. `FakeVoiceBackend` (./voice-fake.ts) stands in for
+// tests and the browser demo.
 import { Channel } from '@tauri-apps/api/core';
 import {
-  commands,
   events,
   type AvatarMethod,
   type TtsEvent,
@@ -14,7 +14,7 @@ import {
   type VoiceSendTo,
   type VoiceSettings,
 } from '../../bindings';
-import { toBackendError } from './backend';
+import { generatedCommands } from './backend';
 
 export type { AvatarMethod, TtsEvent, TtsStatus, VoiceClip, VoiceDevices, VoiceEvent, VoiceMode, VoiceSendTo, VoiceSettings };
 
@@ -41,18 +41,7 @@ export interface VoiceBackend {
   onAvatarWindowClosed(handler: (label: string) => void): () => void;
 }
 
-type Res<T> = { status: 'ok'; data: T } | { status: 'error'; error: { code: string; message: string } };
-
-async function unwrap<T>(p: Promise<Res<T>>): Promise<T> {
-  let r: Res<T>;
-  try {
-    r = await p;
-  } catch (e) {
-    throw toBackendError(e);
-  }
-  if (r.status === 'error') throw toBackendError(r.error);
-  return r.data;
-}
+const gen = generatedCommands();
 
 function listen<T>(ev: { listen: (cb: (e: { payload: T }) => void) => Promise<() => void> }, handler: (p: T) => void) {
   let stop: (() => void) | null = null;
@@ -71,42 +60,42 @@ function listen<T>(ev: { listen: (cb: (e: { payload: T }) => void) => Promise<()
 
 export class TauriVoiceBackend implements VoiceBackend {
   devices() {
-    return unwrap(commands.voiceDevices());
+    return gen.voiceDevices();
   }
   settings() {
-    return commands.voiceSettings();
+    return gen.voiceSettings();
   }
   saveSettings(s: VoiceSettings) {
-    return unwrap(commands.voiceSaveSettings(s));
+    return gen.voiceSaveSettings(s);
   }
   start(mode: VoiceMode, onEvent: (ev: VoiceEvent) => void) {
     const ch = new Channel<VoiceEvent>();
     ch.onmessage = onEvent;
-    return unwrap(commands.voiceStart(mode, ch));
+    return gen.voiceStart(mode, ch);
   }
   stop(send?: VoiceSendTo) {
-    return unwrap(commands.voiceStop(send ?? null));
+    return gen.voiceStop(send ?? null);
   }
   async cancel() {
-    await unwrap(commands.voiceCancel());
+    await gen.voiceCancel();
   }
   ttsStatus() {
-    return unwrap(commands.ttsStatus());
+    return gen.ttsStatus();
   }
   ttsSpeak(text: string) {
-    return unwrap(commands.ttsSpeak(text));
+    return gen.ttsSpeak(text);
   }
   async ttsStop() {
-    await commands.ttsStop();
+    await gen.ttsStop();
   }
   async avatarDetach(open: boolean, clickThrough: boolean) {
-    await unwrap(commands.avatarDetach(open, clickThrough));
+    await gen.avatarDetach(open, clickThrough);
   }
   avatarRemote(url: string | null) {
-    return unwrap(commands.avatarRemote(url));
+    return gen.avatarRemote(url);
   }
   async avatarCall(method: AvatarMethod, arg: string | number) {
-    await unwrap(commands.avatarCall(method, arg));
+    await gen.avatarCall(method, arg);
   }
   onPushToTalk(handler: (pressed: boolean) => void) {
     return listen(events.pushToTalk, (p) => handler(p.pressed));

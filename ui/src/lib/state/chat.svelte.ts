@@ -382,7 +382,7 @@ export class ProfileSession {
       return;
     }
     try {
-      const page = await this.backend.history(conversationId, HISTORY_PAGE);
+      const page = await this.backend.history(conversationId, null, HISTORY_PAGE);
       markOnce('hermes:history-loaded');
       const stored = storedItems(page);
       const known = new Set(tl.items.map((i) => i.id));
@@ -409,7 +409,7 @@ export class ProfileSession {
     const first = tl.items.find((i) => i.type === 'message');
     tl.loadingOlder = true;
     try {
-      const page = await this.backend.history(conversationId, HISTORY_PAGE, first?.id);
+      const page = await this.backend.history(conversationId, first?.id ?? null, HISTORY_PAGE);
       const known = new Set(tl.items.map((i) => i.id));
       const older = storedItems(page).filter((m) => !known.has(m.id));
       tl.items.unshift(...older);
