@@ -42,8 +42,8 @@ export default defineConfig({
     chunkSizeWarningLimit: 800,
     // Non-ASCII characters (the ru/zh catalogues, typographic quotes) escaped: an all-ASCII script is kept by
     // JavaScriptCore as 8-bit source, one byte a character, instead of UTF-16 for the whole bundle because of a few
-    // thousand characters. Measured only together with the type scale (issue #5, launch); on its own it is within
-    // the launch's noise (bench/README.md, session 10).
+    // thousand characters. Measured only together with the type scale (the launch); on its own it is within the
+    // launch's noise (bench/README.md).
     rolldownOptions: { output: { charset: 'ascii' } },
   },
   resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,

@@ -3,10 +3,8 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 // Every distinct (family, size, weight) the page uses costs WebKitGTK a fontconfig lookup the first time it is drawn
-// (~36 walks of ~83 families a launch in session 9; with this scale the launch's font work fell from ~30 to ~19 ms,
-// bench/README.md, "Session 10"). Sizes and weights stay
-// on one scale, in whole pixels, so the launch resolves as few fonts as it can (issue #5) and the type stays
-// consistent. Relative sizes (em) are the markdown's own scale and are not listed here.
+// (with this scale the launch's font work fell from ~30 to ~19 ms: bench/README.md). Sizes and weights stay on one
+// scale, in whole pixels, so the launch resolves as few fonts as it can and the type stays consistent. Relative sizes (em) are the markdown's own scale and are not listed here.
 const SIZES_PX = new Set([11, 12, 13, 14, 15, 16, 17, 18, 22]);
 const WEIGHTS = new Set([400, 500, 600, 700]);
 

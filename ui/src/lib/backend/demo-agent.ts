@@ -134,7 +134,7 @@ class DemoAgent implements FakeAgent {
   }
 
   private emit(profileId: string, ev: EngineEvent) {
-    if (this.shell.isConnected(profileId)) this.shell.emit(ev, profileId);
+    if (this.shell.reaches(profileId)) this.shell.emit(ev, profileId);
   }
 
   private seedScenario() {

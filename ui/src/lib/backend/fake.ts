@@ -57,7 +57,13 @@ export function appError(code: AppError['code'], message: string): AppError {
 }
 
 const internals = () =>
-  (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void } }).__TAURI_INTERNALS__;
+  (window as unknown as { __TAURI_INTERNALS__?: { runCallback?: (id: number, data: unknown) => void } }).__TAURI_INTERNALS__;
+
+function runCallback(id: number, data: unknown): void {
+  const run = internals()?.runCallback;
+  if (!run) throw new Error('the IPC mock is gone');
+  run(id, data);
+}
 
 export class FakeShell {
   readonly calls: Call[] = [];
@@ -111,16 +117,22 @@ export class FakeShell {
   emit(ev: UiEvent, profileId: string | null = this.lastProfile): void {
     const ch = profileId === null ? undefined : this.channels.get(profileId);
     if (!ch) throw new Error('not connected');
-    internals().runCallback(ch.id, { index: ch.index++, message: ev });
+    runCallback(ch.id, { index: ch.index++, message: ev });
   }
 
   isConnected(profileId?: string): boolean {
     return profileId ? this.channels.has(profileId) : this.channels.size > 0;
   }
 
+  /** Whether an event for `profileId` would reach the page: it is connected and this shell still answers the IPC
+   *  (a test's mocks are cleared after it, while a scripted reply may still be on its way). */
+  reaches(profileId: string): boolean {
+    return this.channels.has(profileId) && typeof internals()?.runCallback === 'function';
+  }
+
   /** Delivers an app event (`tauri://drag-drop`, `deep-link-connect`, …) to the page's listeners. */
   fire(event: string, payload: unknown): void {
-    for (const handler of this.listeners.get(event) ?? []) internals().runCallback(handler, { event, id: handler, payload });
+    for (const handler of this.listeners.get(event) ?? []) runCallback(handler, { event, id: handler, payload });
   }
 
   private profile(id: unknown): Profile {

@@ -5,7 +5,7 @@ import type { LocalParts } from '../util/localtime';
 //
 // Why: the first `Intl` object a WebKit page builds (any of them: DateTimeFormat, PluralRules, NumberFormat) costs
 // ~11 ms of its main thread, once, for ICU's locale set-up (measured with a JavaScriptCore context on this machine's
-// ICU 72: `bench/README.md`, session 11), and the first bubble's time label paid it on every launch. The output is
+// ICU 72: `bench/README.md`), and the first bubble's time label paid it on every launch. The output is
 // the same as `Intl`'s for these locales (CLDR data: the time as `hour: 'numeric', minute: '2-digit'` — the locale's own hour style, `9:05 AM`, not `09:05 AM`, the day as
 // `weekday: 'long', day: 'numeric', month: 'long'` with an optional `year: 'numeric'`); `src/test/format.test.ts`
 // compares them with `Intl` for every minute of a day, every day of two years and the counts 0–1,000 (plus

@@ -3,7 +3,7 @@ import Markdown from './Markdown.svelte';
 
 /** Every kind of block and inline style a reply can show: headings, emphasis, code (inline, in italic and bold, in
  *  a block), lists, a quote, a table. The code block names no language: the warm-up never loads the code highlighter,
- *  which holds ~2–3 MB of the web process until a reply shows code (memory bench, bench/README.md session 13); the
+ *  which holds ~2–3 MB of the web process until a reply shows code (the memory bench, bench/README.md); the
  *  one style of its own that needs another font face, a comment's monospace italic, is added by hand below. */
 export const TYPE_SAMPLE = [
   '# Heading one',

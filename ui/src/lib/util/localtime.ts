@@ -3,7 +3,7 @@
 //
 // Why: in WebKit, the first local-time call of a page (`getHours`, `getDate`, `new Date(y, m, d)`,
 // `getTimezoneOffset`…) loads ICU's time zone and calendar data, ~1.5 MB of the web process for as long as it runs
-// (memory bench, bench/README.md session 14). With the offsets known, the local time of an instant is the UTC time of
+// (the memory bench, bench/README.md). With the offsets known, the local time of an instant is the UTC time of
 // the instant moved by its offset, which needs no ICU. Without them (the page outside the app, the unit tests), the
 // `Date` methods answer as before.
 
