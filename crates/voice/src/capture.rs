@@ -19,8 +19,7 @@ use crate::wav::{encode_pcm16_mono_16k, f32_to_i16};
 /// How long [`Recorder::start`] waits for the backend to open the device.
 const START_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// the largest audio payload of one message.
-pub const MAX_WAV_BYTES: usize = 8 * 1024 * 1024;
+pub use crate::clip::MAX_WAV_BYTES;
 
 /// Why recording failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

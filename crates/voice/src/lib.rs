@@ -1,7 +1,13 @@
-//! Microphone capture, resampling, WAV, level meter, VAD and TTS (A-23..A-26).
+//! WAV, resampling and clips by default; microphone capture (`capture`), VAD and hands-free listening
+//! (`vad`) and system TTS (`tts`) behind features.
 
+#[cfg(feature = "capture")]
 pub mod capture;
+pub mod clip;
+#[cfg(feature = "vad")]
+pub mod listener;
 pub mod resample;
 pub mod tts;
+#[cfg(feature = "vad")]
 pub mod vad;
 pub mod wav;
