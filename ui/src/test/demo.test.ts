@@ -5,6 +5,7 @@ import { demoShell } from '../lib/backend/demo-agent';
 import { tauriBackend } from '../lib/backend/tauri';
 import { AppState } from '../lib/state/app.svelte';
 import { chatLog, composer } from './helpers';
+import { createBackend, inTauri } from '../lib/backend';
 
 // The browser demo: the shared fake shell (the tests' own) with the scripted demo agent, in the real App.
 describe('browser demo', () => {
@@ -28,4 +29,13 @@ describe('browser demo', () => {
     await waitFor(() => expect(within(echo).getByLabelText('Delivered')).toBeInTheDocument(), { timeout: 8000 });
     expect(await chatLog().findByText(/I'm the built-in demo agent/, {}, { timeout: 8000 })).toBeInTheDocument();
   }, 30_000);
+
+  it('is what a plain browser gets in development: the demo profile, and the page knows it is not in the app', async () => {
+    delete (window as { __TAURI_INTERNALS__?: unknown }).__TAURI_INTERNALS__;
+    expect(inTauri()).toBe(false);
+    const backend = await createBackend();
+    expect((await backend.listProfiles()).map((p) => p.name)).toEqual(['Demo agent']);
+    expect((await backend.appInfo()).demo).toBe(true);
+    expect(inTauri()).toBe(false);
+  });
 });
