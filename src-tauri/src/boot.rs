@@ -3,7 +3,7 @@
 //! At launch the page needs the profiles, their conversations and the first conversation's newest messages before it
 //! can show anything; asked over IPC, each answer waited behind the page's own first render (~60–70 ms of the launch,
 //! bench marks). The shell reads the same answers from the store just before it creates the main window (the same
-//! functions as the commands, so the same data and the same paging cursor) and gives them to the page as an
+//! functions as the commands, so the same data and the same `next` cursor) and gives them to the page as an
 //! initialization script — main frame only, run before the page's own scripts — as a JSON string (`JSON.parse`, every
 //! byte escaped by serde_json: the history is agent output). The UI's Tauri backend answers its first
 //! `list_profiles` / `list_conversations` / `history` calls from it once, and ignores a snapshot more than a few
@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::commands::{conversations_of, history_of, profiles_of};
+use crate::commands::profiles::profiles_of;
 use crate::ipc::{Conversation, HistoryPage, Profile};
 use crate::state::AppState;
 
@@ -47,14 +47,14 @@ pub fn snapshot(state: &AppState) -> Option<Boot> {
     let profiles = profiles_of(state).ok()?;
     let mut conversations = BTreeMap::new();
     for p in &profiles {
-        conversations.insert(p.id.clone(), conversations_of(state, &p.id).ok()?);
+        conversations.insert(p.id.clone(), state.app.conversations(&p.id).ok()?);
     }
     let first = profiles.first().and_then(|p| conversations.get(&p.id)).and_then(|c| c.first());
     let history = match first {
         Some(c) => Some(BootHistory {
             conversation_id: c.id.clone(),
             limit: FIRST_PAGE,
-            page: history_of(state, &c.id, None, FIRST_PAGE).ok()?,
+            page: state.app.history(&c.id, None, FIRST_PAGE).ok()?,
         }),
         None => None,
     };
@@ -84,7 +84,7 @@ pub struct Host {
     /// is the earliest a JavaScript `Date` can hold) the wall clock is `offset` seconds ahead of UTC. The page
     /// tells the time from these (ui/src/lib/util/localtime.ts) rather than from `Date`'s local-time methods: in
     /// WebKit, the first of those loads ICU's time zone and calendar data, ~1.5 MB of the web process for as long as it
-    /// runs (memory bench, bench/README.md session 14).
+    /// runs (the memory bench, bench/README.md).
     pub utc_offsets: Vec<[i64; 2]>,
 }
 
@@ -160,7 +160,7 @@ mod tests {
                 for i in 0..60 {
                     let m = hermes_store::Message::new(
                         &c.id,
-                        hermes_store::Direction::In,
+                        hermes_store::Direction::Down,
                         &format!("{evil} {i}"),
                         1_700_000_000_000 + i * 1000,
                     );
@@ -184,9 +184,9 @@ mod tests {
         assert_eq!(v["history"]["limit"], FIRST_PAGE);
         let msgs = v["history"]["page"]["messages"].as_array().unwrap();
         assert_eq!(msgs.len(), FIRST_PAGE as usize);
-        assert_eq!(v["history"]["page"]["hasMore"], true);
+        assert!(v["history"]["page"]["next"].is_string(), "an older page follows");
         // the same as the command's answer
-        let page = history_of(&st, &cid, None, FIRST_PAGE).unwrap();
+        let page = st.app.history(&cid, None, FIRST_PAGE).unwrap();
         assert_eq!(serde_json::to_value(&page).unwrap(), v["history"]["page"]);
         assert!(msgs.iter().any(|m| m["text"] == format!("{evil} 59")));
     }

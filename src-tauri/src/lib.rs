@@ -31,43 +31,42 @@ use crate::state::AppState;
 
 /// The typed IPC surface: every command and event the UI can use (also the source of `ui/src/bindings.ts`).
 pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
-    use commands::*;
     tauri_specta::Builder::<tauri::Wry>::new()
         .commands(tauri_specta::collect_commands![
-            app_info,
-            list_profiles,
-            create_profile,
-            update_profile,
-            set_paired,
-            set_home,
-            delete_profile,
-            set_token,
-            delete_token,
-            connect,
-            disconnect,
-            send_command,
-            list_conversations,
-            create_conversation,
-            rename_conversation,
-            get_draft,
-            set_draft,
-            mark_read,
-            delete_conversation,
-            history,
-            search,
-            export_conversation,
-            open_logs_folder,
-            open_external,
-            reveal_file,
-            open_file,
-            save_file_as,
-            pick_files,
-            file_url,
-            downscale_image,
-            file_info,
-            write_temp_file,
-            clipboard_image,
-            notify,
+            commands::system::app_info,
+            commands::profiles::list_profiles,
+            commands::profiles::create_profile,
+            commands::profiles::update_profile,
+            commands::profiles::set_paired,
+            commands::profiles::set_home,
+            commands::profiles::delete_profile,
+            commands::profiles::set_token,
+            commands::profiles::delete_token,
+            commands::connection::connect,
+            commands::connection::disconnect,
+            commands::connection::send_command,
+            commands::conversations::list_conversations,
+            commands::conversations::create_conversation,
+            commands::conversations::rename_conversation,
+            commands::conversations::get_draft,
+            commands::conversations::set_draft,
+            commands::conversations::mark_read,
+            commands::conversations::delete_conversation,
+            commands::conversations::history,
+            commands::conversations::search,
+            commands::conversations::export_conversation,
+            commands::system::open_logs_folder,
+            commands::system::open_external,
+            commands::files::reveal_file,
+            commands::files::open_file,
+            commands::files::save_file_as,
+            commands::files::pick_files,
+            commands::files::file_url,
+            commands::files::downscale_image,
+            commands::files::file_info,
+            commands::files::write_temp_file,
+            commands::files::clipboard_image,
+            commands::system::notify,
             settings::app_settings,
             settings::app_save_settings,
             voice::voice_devices,
@@ -202,7 +201,7 @@ fn since_start_ms() -> u128 {
 }
 
 /// Run `f` on a thread of its own (`name`) after `delay`: start-up work that must not compete with the main window's
-/// start (issue #5, launch). A thread that cannot start is logged, and `f` does not run.
+/// start. A thread that cannot start is logged, and `f` does not run.
 pub(crate) fn later(name: &str, delay: std::time::Duration, f: impl FnOnce() + Send + 'static) {
     let spawned = std::thread::Builder::new().name(name.into()).spawn(move || {
         std::thread::sleep(delay);
@@ -299,7 +298,7 @@ pub fn run(opts: Options) {
             tracing::info!(since_start_ms = since_start_ms(), "main window created");
 
             // The tray icon (~10 ms of the main thread) comes once the window has started, not while WebKit's
-            // processes start and the page loads (issue #5, launch).
+            // processes start and the page loads.
             tray::install_soon(app.handle());
             heap::trim_after_startup();
 

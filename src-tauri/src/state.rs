@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use hermes_client::{Handle, Secret};
-use hermes_store::{Cursor, Store};
+use hermes_store::Store;
 
 use crate::error::{AppError, AppResult};
 use crate::ipc::{EngineCommand, KeychainInfo};
@@ -21,7 +21,8 @@ pub struct Demo {
 }
 
 pub struct AppState {
-    pub store: Arc<Mutex<Store>>,
+    /// The store and the app layer over it (profiles, conversations, history, connections).
+    pub app: hermes_app::App,
     pub data_dir: PathBuf,
     pub media_dir: PathBuf,
     pub tmp_dir: PathBuf,
@@ -30,8 +31,6 @@ pub struct AppState {
     pub engines: tokio::sync::Mutex<HashMap<String, Engine>>,
     /// Tokens kept in process memory only (no keychain, or the user asked for "this session only").
     pub session_tokens: Mutex<HashMap<String, Secret>>,
-    /// History paging: message id → the cursor that continues after it.
-    pub cursors: Mutex<HashMap<String, Cursor>>,
     /// Profiles whose engine reported `ready` (tray status).
     pub online: Mutex<HashMap<String, bool>>,
     pub demo: Mutex<Option<Demo>>,
@@ -52,7 +51,7 @@ impl AppState {
 
     pub fn new(store: Store, data_dir: PathBuf, log_dir: PathBuf, keychain: Keychain) -> Self {
         AppState {
-            store: Arc::new(Mutex::new(store)),
+            app: hermes_app::App::new(store, &data_dir),
             media_dir: hermes_store::media_dir(&data_dir),
             tmp_dir: data_dir.join("tmp"),
             data_dir,
@@ -60,7 +59,6 @@ impl AppState {
             keychain,
             engines: tokio::sync::Mutex::new(HashMap::new()),
             session_tokens: Mutex::new(HashMap::new()),
-            cursors: Mutex::new(HashMap::new()),
             online: Mutex::new(HashMap::new()),
             demo: Mutex::new(None),
             pending_link: Mutex::new(None),
@@ -68,8 +66,7 @@ impl AppState {
     }
 
     pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> hermes_store::Result<T>) -> crate::error::AppResult<T> {
-        let s = self.store.lock()?;
-        Ok(f(&s)?)
+        Ok(self.app.with_store(f)?)
     }
 
     pub fn any_online(&self) -> bool {
@@ -94,7 +91,7 @@ pub fn reconnect_on_wake(app: &tauri::AppHandle) {
 }
 
 /// Whether the OS keychain answers: probed once at start, on a thread of its own (a D-Bus round trip of 6-10 ms that
-/// the main window's creation does not wait for: issue #5, launch), and read when first asked (`app_info`).
+/// the main window's creation does not wait for), and read when first asked (`app_info`).
 pub struct Keychain {
     known: std::sync::OnceLock<KeychainInfo>,
     probe: Mutex<Option<std::thread::JoinHandle<KeychainInfo>>>,
@@ -153,6 +150,8 @@ mod tests {
 
     #[test]
     fn the_keychain_probe_is_waited_for_once_and_its_answer_kept() {
+    use std::sync::Arc;
+
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let c = calls.clone();

@@ -66,7 +66,7 @@ fn security_settings_of_a_shipped_build() {
     assert_eq!(conf()["app"]["security"]["freezePrototype"], Value::Bool(true));
     let src = |f: &str| std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(f)).unwrap();
     // the one function that reads the e2e dialog variables exists in debug builds only; the release one answers None
-    let commands = src("commands.rs");
+    let commands = src("commands/files.rs");
     let debug = commands.find("#[cfg(debug_assertions)]\nfn e2e_dialog_override").expect("a debug-only override");
     let release = commands.find("#[cfg(not(debug_assertions))]\nfn e2e_dialog_override").expect("a release stub");
     let stub = &commands[release..];

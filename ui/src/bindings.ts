@@ -33,8 +33,7 @@ async updateProfile(id: string, input: ProfileInput) : Promise<Result<Profile, A
 }
 },
 /**
- * The agent evidently approved this device (A-8: it answered a message sent after its first reply; the first time
- * is kept), or refused it again (`auth_failed` / close 1008: `paired` false). The UI decides which.
+ * The agent evidently approved this device (A-8), or refused it again: the UI decides which.
  */
 async setPaired(profileId: string, paired: boolean) : Promise<Result<Profile, AppError>> {
     try {
@@ -45,8 +44,7 @@ async setPaired(profileId: string, paired: boolean) : Promise<Result<Profile, Ap
 }
 },
 /**
- * Makes a conversation the agent's home channel (the user sent `/sethome` there: its scheduled messages arrive
- * there), or clears it with `None`. Refused when the conversation is not the profile's.
+ * The agent's home channel (`/sethome`), or none.
  */
 async setHome(profileId: string, conversationId: string | null) : Promise<Result<Profile, AppError>> {
     try {
@@ -104,6 +102,9 @@ async sendCommand(profileId: string, command: EngineCommand) : Promise<Result<Se
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * A profile's conversations with their drafts and unread counts (the adapter's one is created on first sight).
+ */
 async listConversations(profileId: string) : Promise<Result<Conversation[], AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("list_conversations", { profileId }) };
@@ -151,7 +152,7 @@ async setDraft(conversationId: string, text: string) : Promise<Result<null, AppE
 }
 },
 /**
- * The user has the conversation open: what came in it so far is read (its unread count, kept across restarts, is 0).
+ * The user has the conversation open: what came in it so far is read.
  */
 async markRead(conversationId: string) : Promise<Result<null, AppError>> {
     try {
@@ -169,9 +170,13 @@ async deleteConversation(id: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
-async history(conversationId: string, before: string | null, limit: number) : Promise<Result<HistoryPage, AppError>> {
+/**
+ * A page of a conversation's messages, newest first: the newest when `cursor` is none, else the page older than
+ * the one whose `next` it is.
+ */
+async history(conversationId: string, cursor: string | null, limit: number) : Promise<Result<HistoryPage, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("history", { conversationId, before, limit }) };
+    return { status: "ok", data: await TAURI_INVOKE("history", { conversationId, cursor, limit }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -185,6 +190,9 @@ async search(query: string, profileId: string | null) : Promise<Result<SearchHit
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * Saves the conversation where the user says (nothing when they cancel).
+ */
 async exportConversation(id: string, format: ExportFormat) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("export_conversation", { id, format }) };
@@ -457,7 +465,7 @@ ttsEvent: "tts-event"
 
 /** user-defined types **/
 
-export type AppError = { code: string; message: string }
+export type AppError = { code: ErrorCode; message: string }
 export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean; 
 /**
  * A `hermes://connect` link that arrived before the UI listened (handed over once).
@@ -471,7 +479,18 @@ export type AppSettings = {
  * The largest file downloaded from an agent, in MiB (1 … 1 048 576). Applies to connections made after a change.
  */
 maxDownloadMb: number }
-export type Attachment = { mediaId: string; kind: string; mime?: string | null; filename: string; path: string; size: number; caption?: string | null }
+/**
+ * A file of a message.
+ */
+export type Attachment = { mediaId: string; 
+/**
+ * `image`, `audio`, `video` or `document` (`hermes_client::files`' one rule).
+ */
+kind: string; mime?: string | null; filename: string; 
+/**
+ * Absolute path inside the media folder.
+ */
+path: string; size: number; caption?: string | null }
 /**
  * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
  */
@@ -480,8 +499,18 @@ export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
  * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
  */
 export type AvatarWindowClosed = { label: string }
+/**
+ * How a card ended.
+ */
 export type CardOutcome = { optionId?: string | null; expired: boolean }
-export type Conversation = { id: string; profileId: string; title: string; session: string; updatedAt: string; preview?: string | null; 
+/**
+ * A conversation as a list shows it.
+ */
+export type Conversation = { id: string; profileId: string; title: string; session: string; 
+/**
+ * Ms since the epoch.
+ */
+updatedAt: number; preview?: string | null; 
 /**
  * The composer's unsent text in it (listed conversations only).
  */
@@ -496,7 +525,10 @@ unread: number }
  */
 export type DeepLinkConnect = { url: string; name?: string | null }
 /**
- * Which protocol a profile's server speaks.
+ * The adapter protocol (`adapter.md`, A-n) or Hermes Chat v3 through a gateway (`chat-v3.md`, G-n).
+ * 
+ * Spelled `adapter` / `v3` everywhere: serde (IPC, the devserver's log), [`Dialect::as_str`], [`std::str::FromStr`]
+ * (the CLI's `--dialect`) and the store's column.
  */
 export type Dialect = 
 /**
@@ -504,10 +536,21 @@ export type Dialect =
  */
 "adapter" | 
 /**
- * Hermes v3: many sessions, one per conversation.
+ * Hermes Chat v3: many sessions, one per conversation.
  */
 "v3"
-export type Direction = "up" | "down"
+/**
+ * Which way something travels: a transfer's progress, a message in the store, bytes through the fault proxy.
+ */
+export type Direction = 
+/**
+ * From the user to the agent (sent).
+ */
+"up" | 
+/**
+ * From the agent to the user (received).
+ */
+"down"
 /**
  * Why the connection dropped or an attempt failed, in a word the front ends translate ("Can't reach host:port —
  * connection refused").
@@ -638,6 +681,15 @@ export type EngineEvent =
  * A command refused locally; nothing was sent. `code` is [`crate::Refusal::code`]; `reason` a human text.
  */
 { event: "rejected"; cmd: string; code: string; reason: string; id?: string | null }
+/**
+ * Every `code` a failed call can carry: the shell's own and every refused engine command's
+ * (`hermes_protocol::Refusal::code`). TypeScript sees a string-literal union; the page has a sentence for
+ * each (ui/src/lib/errors.ts, checked by `tsc`).
+ */
+export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
+/**
+ * What a conversation is exported as.
+ */
 export type ExportFormat = "markdown" | "json"
 /**
  * What the agent accepts (A-3 decision). Text and card answers are base frames and always on.
@@ -660,11 +712,22 @@ export type FileInfo = { path: string; name: string; size: number; mime?: string
  * Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
  */
 durationMs?: number | null }
-export type HistoryPage = { messages: StoredMessage[]; hasMore: boolean; 
+/**
+ * One page of a conversation's history.
+ */
+export type HistoryPage = { 
+/**
+ * Newest first.
+ */
+messages: StoredMessage[]; 
 /**
  * The agent's cards shown in the same stretch of time as `messages` (oldest first; after the newest message too).
  */
-cards: StoredCard[] }
+cards: StoredCard[]; 
+/**
+ * The cursor of the next (older) page, to be handed back as it is; none when this page is the oldest.
+ */
+next?: string | null }
 export type JsonValue = null | boolean | number | string | JsonValue[] | Partial<{ [key in string]: JsonValue }>
 export type KeychainInfo = { available: boolean; detail?: string | null }
 /**
@@ -676,22 +739,16 @@ export type MessageAppend = { event: MessageAppendTag; id: string; append: strin
  */
 export type MessageAppendTag = "message_append"
 /**
- * Who wrote a message.
- */
-export type MessageDirection = 
-/**
- * Sent by the user.
- */
-"out" | 
-/**
- * Received from the agent.
- */
-"in"
-/**
  * An error attached to a message (e.g. the agent failed).
  */
 export type MessageError = { code: string; text: string }
+/**
+ * Where a message stands, as the user sees it.
+ */
 export type MessageState = "queued" | "sent" | "delivered" | "failed" | "received"
+/**
+ * An agent the user talks to, as a front end lists it.
+ */
 export type Profile = { id: string; name: string; url: string; dialect: Dialect; deviceId: string; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null; hasToken: boolean; 
 /**
  * The token is kept in memory for this run only (no keychain, or the user asked so).
@@ -705,6 +762,9 @@ paired: boolean;
  * The conversation the user made the agent's home channel (`/sethome`: scheduled messages arrive there).
  */
 homeConversationId?: string | null }
+/**
+ * A new profile or an edited one, as the user typed it (the app layer checks and trims it).
+ */
 export type ProfileInput = { name: string; url: string; dialect: Dialect; userId?: string | null; allowInsecureWs: boolean; avatarUrlOverride?: string | null }
 /**
  * One button of a card (A-12).
@@ -718,13 +778,31 @@ style?: string | null }
  * The push-to-talk shortcut was pressed or released (also while the window is in the background).
  */
 export type PushToTalk = { pressed: boolean }
-export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; createdAt: string }
+/**
+ * One search result, best first.
+ */
+export type SearchHit = { messageId: string; conversationId: string; profileId: string; snippet: string; 
+/**
+ * The message's time, ms since the epoch.
+ */
+createdAt: number }
 export type SendResult = { id?: string | null }
 /**
  * A card (A-12..A-17) as kept in the history, with its outcome once it has one.
  */
-export type StoredCard = { id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeoutSeconds?: number | null; createdAt: string; done?: CardOutcome | null }
-export type StoredMessage = { id: string; serverId?: string | null; direction: MessageDirection; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; createdAt: string; attachments: Attachment[]; 
+export type StoredCard = { id: string; kind: string; text: string; options: PromptOption[]; command?: string | null; description?: string | null; timeoutSeconds?: number | null; 
+/**
+ * Ms since the epoch.
+ */
+createdAt: number; done?: CardOutcome | null }
+/**
+ * A message of the history.
+ */
+export type StoredMessage = { id: string; serverId?: string | null; direction: Direction; text: string; final: boolean; state: MessageState; replyTo?: string | null; error?: MessageError | null; 
+/**
+ * Ms since the epoch.
+ */
+createdAt: number; attachments: Attachment[]; 
 /**
  * The failed message this one sends again under a new id (the agent had received and refused that one, A-6).
  */
@@ -818,7 +896,7 @@ export type VoiceEvent =
 /**
  * The microphone failed (unplugged…): recording has ended.
  */
-{ kind: "error"; code: string; message: string }
+{ kind: "error"; code: ErrorCode; message: string }
 export type VoiceMode = 
 /**
  * Record while held; `voice_stop` returns the clip.
