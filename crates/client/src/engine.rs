@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use futures_util::{FutureExt as _, SinkExt as _, StreamExt as _};
 use hermes_protocol::adapter::Device;
-use hermes_protocol::backoff::{BackoffPolicy, Jitter, backoff};
 use hermes_protocol::media::{MediaMeta, UpMediaMeta, safe_filename};
-use hermes_protocol::session::{Config, DownloadSource, Io, Outgoing};
+use hermes_protocol::session::{Config, DownloadSource, Io, Outgoing, UploadFailure};
 use hermes_protocol::v3::MediaDescriptor;
 use hermes_protocol::{Command, Dialect, Direction, DisconnectCode, Event, Refusal, Session};
 use tokio::net::TcpStream;
@@ -25,7 +24,7 @@ use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 use tracing::{debug, info, warn};
 use url::Url;
 
-use crate::files::{self, adapter_kind_for_mime, mime_for_path};
+use crate::files::{self, kind_for_mime, mime_for_path};
 use crate::http::{Http, HttpError};
 use crate::persist::{OutboxRecord, Payload, Persist};
 use crate::policy::{self, UrlError};
@@ -174,7 +173,7 @@ enum Internal {
     Event(Event),
     Downloaded { meta: MediaMeta, path: PathBuf, size: u64, session: Option<String> },
     DownloadFailed { id: String, error: HttpError },
-    Uploaded { rec: OutboxRecord, media: MediaDescriptor },
+    Uploaded { id: String, media: MediaDescriptor },
     UploadFailed { id: String, error: HttpError },
 }
 
@@ -288,7 +287,6 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
         },
         Instant::now().into_std(),
     );
-    let cfg_seed = cfg.seed.rotate_left(17);
     let engine = Engine {
         url,
         cfg,
@@ -300,11 +298,6 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
         spare: spare.clone(),
         internal: in_tx,
         transfers: HashMap::new(),
-        uploads: VecDeque::new(),
-        uploading: None,
-        upload_retry: None,
-        upload_failures: 0,
-        upload_jitter: Jitter::new(cfg_seed),
         quit: false,
     };
     let task = tokio::spawn(engine.run(rx, in_rx));
@@ -325,15 +318,6 @@ struct Engine {
     internal: mpsc::UnboundedSender<Internal>,
     /// Transfers in progress by message id (download or upload), for cancel.
     transfers: HashMap<String, AbortHandle>,
-    /// v3: files waiting for their HTTP upload (G-9), in order.
-    uploads: VecDeque<OutboxRecord>,
-    uploading: Option<String>,
-    /// v3: an upload failed for a passing reason: the next try is at this time (backoff, G-10's sequence), or at
-    /// once after the next `ready`.
-    upload_retry: Option<Instant>,
-    /// Passing upload failures in a row (the backoff step).
-    upload_failures: u32,
-    upload_jitter: Jitter,
     quit: bool,
 }
 
@@ -363,10 +347,7 @@ impl Engine {
             if self.quit || self.events.is_closed() {
                 break;
             }
-            let mut deadline = self.session.poll_timeout().map(Instant::from_std).unwrap_or(far);
-            if let Some(t) = self.upload_retry {
-                deadline = deadline.min(t);
-            }
+            let deadline = self.session.poll_timeout().map(Instant::from_std).unwrap_or(far);
             if deadline != armed {
                 sleep.as_mut().reset(deadline);
                 armed = deadline;
@@ -454,7 +435,6 @@ impl Engine {
                     return true;
                 }
             }
-            self.start_upload();
             if self.session.events_waiting() > 0 {
                 progressed = true;
                 self.emit_session_events().await;
@@ -515,6 +495,7 @@ impl Engine {
                 }
             }
             Io::Download { meta, source, max_bytes, session } => self.start_download(meta, source, max_bytes, session),
+            Io::Upload { id, path, filename, mime } => self.start_upload(id, path, filename, mime),
         }
     }
 
@@ -640,7 +621,6 @@ impl Engine {
     /// build and move the event into). `true` when the batch is full and must be flushed now.
     fn collect(&mut self, ev: Event) -> bool {
         match &ev {
-            Event::Ready { .. } => self.upload_retry = None,
             Event::Delivered { id } => {
                 if let Err(e) = self.persist.outbox_confirm(id) {
                     warn!(%e, "outbox confirm failed");
@@ -695,12 +675,6 @@ impl Engine {
                     h.abort();
                     found = true;
                 }
-                if self.uploading.as_deref() == Some(id.as_str()) {
-                    self.uploading = None;
-                }
-                let before = self.uploads.len();
-                self.uploads.retain(|r| r.id != id);
-                found |= before != self.uploads.len();
                 found |= self.session.cancel(&id);
                 if found {
                     let _ = self.persist.outbox_fail(&id, "cancelled", "cancelled");
@@ -737,25 +711,27 @@ impl Engine {
     /// Validate, persist, then hand to the session (A-6: the outbox entry exists before anything is sent).
     async fn queue(&mut self, rec: OutboxRecord) -> Reply {
         let outgoing = self.outgoing_for(&rec)?;
-        if let Some(o) = &outgoing {
-            self.session.check(o)?;
-        }
+        self.session.check(&outgoing)?;
         self.persist.outbox_insert(&rec)?;
-        let id = rec.id.clone();
-        match outgoing {
-            Some(o) => self.session.submit(&id, rec.created_unix, o)?,
-            None => self.uploads.push_back(rec),
-        }
-        Ok(Some(id))
+        self.session.submit(&rec.id, rec.created_unix, outgoing)?;
+        Ok(Some(rec.id))
     }
 
-    /// The session item for a record; `None` for a v3 file, which is uploaded over HTTP first.
-    fn outgoing_for(&self, rec: &OutboxRecord) -> Result<Option<Outgoing>, Refusal> {
-        Ok(Some(match &rec.payload {
+    /// The session item for a record (a v3 file is uploaded over HTTP first, G-9).
+    fn outgoing_for(&self, rec: &OutboxRecord) -> Result<Outgoing, Refusal> {
+        Ok(match &rec.payload {
             Payload::Text { text, reply_to, session } => {
                 Outgoing::Text { text: text.clone(), reply_to: reply_to.clone(), session: session.clone() }
             }
-            Payload::File { .. } if self.cfg.dialect == Dialect::V3 => return Ok(None),
+            Payload::File { path, filename, mime, caption, session, .. } if self.cfg.dialect == Dialect::V3 => {
+                Outgoing::V3File {
+                    path: PathBuf::from(path),
+                    filename: filename.clone(),
+                    mime: mime.clone(),
+                    caption: caption.clone(),
+                    session: session.clone(),
+                }
+            }
             Payload::File { path, audio: true, caption, .. } => {
                 let wav = std::fs::read(path)
                     .map_err(|e| Refusal::FileUnreadable(format!("could not read the recording: {}", io_text(&e))))?;
@@ -769,7 +745,7 @@ impl Engine {
                 Outgoing::MediaFile {
                     meta: UpMediaMeta {
                         id: rec.id.clone(),
-                        kind: adapter_kind_for_mime(mime).into(),
+                        kind: kind_for_mime(mime).into(),
                         mime: mime.clone(),
                         filename: filename.clone(),
                         caption: caption.clone(),
@@ -778,7 +754,7 @@ impl Engine {
                     size,
                 }
             }
-        }))
+        })
     }
 
     async fn queue_file(
@@ -897,13 +873,7 @@ impl Engine {
         };
         for rec in pending {
             let id = rec.id.clone();
-            let res = self.outgoing_for(&rec).and_then(|o| match o {
-                Some(o) => self.session.submit(&id, rec.created_unix, o),
-                None => {
-                    self.uploads.push_back(rec.clone());
-                    Ok(())
-                }
-            });
+            let res = self.outgoing_for(&rec).and_then(|o| self.session.submit(&id, rec.created_unix, o));
             if let Err(r) = res {
                 let _ = self.persist.outbox_fail(&id, r.code(), &r.to_string());
                 self.batch.push(Event::Rejected {
@@ -971,25 +941,13 @@ impl Engine {
         self.transfers.insert(id, task.abort_handle());
     }
 
-    /// v3: start the next HTTP upload when connected (G-9), one at a time, in order.
-    fn start_upload(&mut self) {
-        if self.uploading.is_some() || self.upload_retry.is_some_and(|t| Instant::now() < t) || !self.session.is_ready()
-        {
-            return;
-        }
-        self.upload_retry = None;
-        let Some(rec) = self.uploads.front().cloned() else { return };
-        let Payload::File { path, filename, mime, .. } = &rec.payload else {
-            self.uploads.pop_front();
-            return;
-        };
-        let (path, filename, mime) = (PathBuf::from(path), filename.clone(), mime.clone());
+    /// v3: carry out the session's [`Io::Upload`] (G-9) and report how it went.
+    fn start_upload(&mut self, id: String, path: PathBuf, filename: String, mime: String) {
         let origin = policy::http_origin(&self.url);
         let token = self.cfg.token.expose().to_string();
         let http = self.http.clone();
         let tx = self.internal.clone();
-        let id = rec.id.clone();
-        self.uploading = Some(id.clone());
+        let tid = id.clone();
         let task = tokio::spawn(async move {
             let ptx = tx.clone();
             let pid = id.clone();
@@ -1008,14 +966,12 @@ impl Engine {
                     let size = up.size.unwrap_or_else(|| std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0));
                     let media =
                         describe(&path, &up.media_id, up.name.unwrap_or(filename), up.mime.unwrap_or(mime), size);
-                    Internal::Uploaded { rec, media }
+                    Internal::Uploaded { id, media }
                 }
                 Err(error) => Internal::UploadFailed { id, error },
             });
         });
-        if let Some(id) = self.uploading.clone() {
-            self.transfers.insert(id, task.abort_handle());
-        }
+        self.transfers.insert(tid, task.abort_handle());
     }
 
     async fn on_internal(&mut self, msg: Internal) {
@@ -1034,62 +990,21 @@ impl Engine {
                 })
                 .await;
             }
-            Internal::Uploaded { rec, media } => {
-                self.upload_failures = 0;
-                self.transfers.remove(&rec.id);
-                self.uploading = None;
-                if self.uploads.front().is_some_and(|r| r.id == rec.id) {
-                    self.uploads.pop_front();
-                }
-                let (caption, session) = match &rec.payload {
-                    Payload::File { caption, session, .. } => (caption.clone(), session.clone()),
-                    Payload::Text { .. } => (None, None),
-                };
-                if let Err(r) =
-                    self.session.submit(&rec.id, rec.created_unix, Outgoing::V3Media { session, caption, media })
-                {
-                    self.emit(Event::Rejected {
-                        cmd: "file".into(),
-                        code: r.code().into(),
-                        reason: r.to_string(),
-                        id: Some(rec.id),
-                    })
-                    .await;
-                }
+            Internal::Uploaded { id, media } => {
+                self.transfers.remove(&id);
+                self.session.handle_upload_done(&id, media);
             }
             Internal::UploadFailed { id, error } => {
                 self.transfers.remove(&id);
-                self.uploading = None;
-                match error {
-                    // retried after the next connection; the rest refuse the file for good
+                let failure = match error {
+                    // a passing failure: the session retries after a backoff delay
                     HttpError::Network(_) | HttpError::Status { status: 500..=599 } => {
-                        // G-9/G-10: retried after a backoff delay (1 s, 2 s, 4 s, 8 s, then 30 s, ±20 %), or at once
-                        // after the next `ready`; never in a tight loop
-                        let delay = backoff(BackoffPolicy::V3, self.upload_failures, self.upload_jitter.next());
-                        self.upload_failures = self.upload_failures.saturating_add(1);
-                        self.upload_retry = Some(Instant::now() + delay);
-                        self.emit(Event::Error {
-                            code: "upload_failed".into(),
-                            text: format!("upload failed, will retry in {:.1} s: {error}", delay.as_secs_f64()),
-                            id: Some(id),
-                        })
-                        .await;
+                        UploadFailure::Passing(error.to_string())
                     }
-                    _ => {
-                        self.uploads.retain(|r| r.id != id);
-                        let r = match error {
-                            HttpError::FileTooLarge { .. } => Refusal::FileTooLarge(error.to_string()),
-                            _ => Refusal::UploadFailed(error.to_string()),
-                        };
-                        self.emit(Event::Rejected {
-                            cmd: "file".into(),
-                            code: r.code().into(),
-                            reason: r.to_string(),
-                            id: Some(id),
-                        })
-                        .await;
-                    }
-                }
+                    HttpError::FileTooLarge { .. } => UploadFailure::Final(Refusal::FileTooLarge(error.to_string())),
+                    _ => UploadFailure::Final(Refusal::UploadFailed(error.to_string())),
+                };
+                self.session.handle_upload_failed(&id, failure, now());
             }
         }
     }

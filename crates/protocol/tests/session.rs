@@ -8,6 +8,7 @@ use base64::Engine as _;
 use hermes_protocol::adapter::{Device, PromptOption};
 use hermes_protocol::media::MediaError;
 use hermes_protocol::media::{MIB, UpMediaMeta};
+use hermes_protocol::session::{Timer, UploadFailure};
 use hermes_protocol::v3::MediaDescriptor;
 use hermes_protocol::{
     Config, Dialect, Direction, DisconnectCode, DownloadSource, Event, Feature, Features, Io, Outgoing, Refusal,
@@ -1271,6 +1272,212 @@ fn g10_v3_unsent_messages_keep_their_id_and_are_resent_after_reconnecting() {
     let at = reconnect(&mut s, json!({}), t0);
     let after = ios(&mut s, at);
     assert_eq!(after[0], before[0], "same envelope, same id and ts");
+}
+
+// ================================================================== v3 files: HTTP upload first (G-9, G-10)
+
+fn v3_file(name: &str) -> Outgoing {
+    Outgoing::V3File {
+        path: format!("/outbox/{name}").into(),
+        filename: name.into(),
+        mime: "image/jpeg".into(),
+        caption: Some("看下这张图".into()),
+        session: None,
+    }
+}
+
+fn upload_io(id: &str, name: &str) -> Io {
+    Io::Upload {
+        id: id.into(),
+        path: format!("/outbox/{name}").into(),
+        filename: name.into(),
+        mime: "image/jpeg".into(),
+    }
+}
+
+fn photo() -> MediaDescriptor {
+    MediaDescriptor {
+        id: "med_a1b2c3".into(),
+        name: Some("photo.jpg".into()),
+        mime: "image/jpeg".into(),
+        size: 245_760,
+        width: Some(1920),
+        height: Some(1080),
+        duration: None,
+    }
+}
+
+fn uploads(ios: &[Io]) -> Vec<String> {
+    ios.iter()
+        .filter_map(|io| match io {
+            Io::Upload { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn g9_g10_a_v3_file_is_uploaded_one_at_a_time_then_its_media_message_goes_with_the_descriptor() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    s.submit("msg_003", 1_719_123_456, v3_file("photo.jpg")).unwrap();
+    s.submit("msg_004", 1_719_123_457, v3_file("two.jpg")).unwrap();
+    assert_eq!(s.queued(), 2);
+    // one upload at a time, in order; nothing on the socket before the gateway has the file
+    assert_eq!(ios(&mut s, t0), vec![upload_io("msg_003", "photo.jpg")]);
+    assert_eq!(ios(&mut s, t0 + secs(5)), vec![]);
+    s.handle_upload_done("msg_003", photo());
+    let out = ios(&mut s, t0 + secs(5));
+    assert_eq!(
+        json_of(&out[0]),
+        json!({"id":"msg_003","type":"image","from":"admin","to":"hermes","session":"abc-123-def","ts":1719123456,
+               "data":{"text":"看下这张图","media":{"id":"med_a1b2c3","name":"photo.jpg","type":"image/jpeg","size":245760,"width":1920,"height":1080}}})
+    );
+    assert_eq!(uploads(&out), ["msg_004"], "the next file's upload starts after the first is done");
+    assert_eq!(events(&mut s), vec![Event::Sent { id: "msg_003".into() }]);
+    s.handle_pong(&pings(&out)[0], t0 + secs(5));
+    assert_eq!(events(&mut s), vec![Event::Delivered { id: "msg_003".into() }]);
+    assert_eq!(s.queued(), 1);
+}
+
+#[test]
+fn g9_g10_a_passing_upload_failure_is_retried_when_the_backoff_timer_fires_never_before() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    s.submit("f1", 7, v3_file("a.jpg")).unwrap();
+    assert_eq!(uploads(&ios(&mut s, t0)), ["f1"]);
+    s.handle_upload_failed("f1", UploadFailure::Passing("HTTP 503".into()), t0);
+    match &events(&mut s)[..] {
+        [Event::Error { code, text, id: Some(id) }] => {
+            assert_eq!((code.as_str(), id.as_str()), ("upload_failed", "f1"));
+            assert!(text.contains("will retry") && text.contains("HTTP 503"), "{text}");
+        }
+        other => panic!("one upload_failed error on the message: {other:?}"),
+    }
+    // G-10's sequence: 1 s ±20 %, then 2 s ±20 %; the named timer is the session's next deadline
+    let at = s.timer(Timer::UploadRetry).expect("the retry timer is armed");
+    assert!(at >= t0 + ms(800) && at <= t0 + ms(1200), "{:?}", at - t0);
+    assert_eq!(s.poll_timeout(), Some(at));
+    s.handle_timeout(at - ms(1));
+    assert_eq!(ios(&mut s, at - ms(1)), vec![], "no try before the delay");
+    s.handle_timeout(at);
+    assert_eq!(s.timer(Timer::UploadRetry), None);
+    assert_eq!(ios(&mut s, at), vec![upload_io("f1", "a.jpg")]);
+    s.handle_upload_failed("f1", UploadFailure::Passing("connection reset".into()), at);
+    let at2 = s.timer(Timer::UploadRetry).expect("armed again");
+    assert!(at2 >= at + ms(1600) && at2 <= at + ms(2400), "{:?}", at2 - at);
+    // a success resets the step: the next passing failure waits 1 s again
+    s.handle_timeout(at2);
+    assert_eq!(uploads(&ios(&mut s, at2)), ["f1"]);
+    s.handle_upload_done("f1", photo());
+    s.submit("f2", 8, v3_file("b.jpg")).unwrap();
+    let out = ios(&mut s, at2);
+    assert_eq!(sent_ids(&out), ["f1"]);
+    assert_eq!(uploads(&out), ["f2"]);
+    s.handle_upload_failed("f2", UploadFailure::Passing("HTTP 502".into()), at2);
+    let at3 = s.timer(Timer::UploadRetry).expect("armed");
+    assert!(at3 >= at2 + ms(800) && at3 <= at2 + ms(1200), "{:?}", at3 - at2);
+}
+
+#[test]
+fn g9_g10_a_failed_upload_goes_again_at_once_after_the_next_ready() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    s.submit("f1", 7, v3_file("a.jpg")).unwrap();
+    ios(&mut s, t0);
+    s.handle_upload_failed("f1", UploadFailure::Passing("HTTP 503".into()), t0);
+    s.handle_timeout(s.timer(Timer::UploadRetry).unwrap());
+    assert_eq!(uploads(&ios(&mut s, t0 + secs(1))), ["f1"]);
+    s.handle_upload_failed("f1", UploadFailure::Passing("HTTP 503".into()), t0 + secs(1));
+    let retry = s.timer(Timer::UploadRetry).unwrap(); // ~2 s later
+    s.handle_closed(Some(1006), "", t0 + secs(1));
+    events(&mut s);
+    let reconnect_at = s.timer(Timer::Reconnect).unwrap(); // ~1 s later
+    assert!(reconnect_at < retry);
+    s.handle_timeout(reconnect_at);
+    assert_eq!(ios(&mut s, reconnect_at), vec![Io::Connect]);
+    s.handle_connected(reconnect_at);
+    assert_eq!(s.timer(Timer::UploadRetry), None, "ready clears the retry delay");
+    assert_eq!(uploads(&ios(&mut s, reconnect_at)), ["f1"], "at once after ready");
+}
+
+#[test]
+fn g9_g10_no_upload_while_disconnected_and_a_passed_retry_time_is_no_busy_deadline() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    s.submit("f1", 7, v3_file("a.jpg")).unwrap();
+    ios(&mut s, t0);
+    s.handle_upload_failed("f1", UploadFailure::Passing("HTTP 503".into()), t0);
+    let retry = s.timer(Timer::UploadRetry).unwrap(); // 0.8–1.2 s
+    s.handle_closed(None, "", t0 + ms(500));
+    events(&mut s);
+    let reconnect_at = s.timer(Timer::Reconnect).unwrap(); // 1.3–1.7 s
+    assert!(retry < reconnect_at);
+    assert_eq!(s.poll_timeout(), Some(retry));
+    s.handle_timeout(retry);
+    assert_eq!(ios(&mut s, retry), vec![], "not while disconnected");
+    assert_eq!(s.poll_timeout(), Some(reconnect_at), "the passed retry time is not a deadline any more");
+    s.handle_timeout(reconnect_at);
+    assert_eq!(ios(&mut s, reconnect_at), vec![Io::Connect]);
+    s.handle_connected(reconnect_at);
+    assert_eq!(uploads(&ios(&mut s, reconnect_at)), ["f1"]);
+}
+
+#[test]
+fn g9_a_file_too_large_upload_fails_the_message_and_is_never_retried() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    s.submit("big", 7, v3_file("big.mov")).unwrap();
+    assert_eq!(uploads(&ios(&mut s, t0)), ["big"]);
+    let why = Refusal::FileTooLarge("the gateway refused the file as too large (HTTP 413)".into());
+    s.handle_upload_failed("big", UploadFailure::Final(why.clone()), t0);
+    assert_eq!(
+        events(&mut s),
+        vec![Event::Rejected {
+            cmd: "file".into(),
+            code: "file_too_large".into(),
+            reason: why.to_string(),
+            id: Some("big".into())
+        }]
+    );
+    assert_eq!(s.queued(), 0);
+    assert_eq!(s.timer(Timer::UploadRetry), None);
+    for later in [secs(1), secs(31), secs(61)] {
+        s.handle_activity(t0 + later);
+        s.handle_timeout(t0 + later);
+        assert_eq!(uploads(&ios(&mut s, t0 + later)), Vec::<String>::new(), "never tried again");
+    }
+    assert!(s.is_ready());
+    events(&mut s);
+    // any other final refusal is the same: out of the queue with its code
+    s.submit("other", 8, v3_file("x.jpg")).unwrap();
+    ios(&mut s, t0 + secs(61));
+    s.handle_upload_failed("other", UploadFailure::Final(Refusal::UploadFailed("HTTP 400".into())), t0 + secs(61));
+    assert!(matches!(&events(&mut s)[..], [Event::Rejected { code, .. }] if code == "upload_failed"));
+    assert_eq!(s.queued(), 0);
+}
+
+#[test]
+fn g9_cancel_takes_a_file_out_of_the_upload_queue_and_a_late_result_sends_nothing() {
+    let t0 = Instant::now();
+    let mut s = v3_ready(t0);
+    s.submit("f1", 7, v3_file("a.jpg")).unwrap();
+    s.submit("f2", 8, v3_file("b.jpg")).unwrap();
+    assert_eq!(uploads(&ios(&mut s, t0)), ["f1"]);
+    assert!(s.cancel("f1"));
+    assert!(!s.cancel("f1"));
+    s.handle_upload_done("f1", photo());
+    let out = ios(&mut s, t0);
+    assert_eq!(sent_ids(&out), Vec::<String>::new(), "a cancelled upload's result sends nothing");
+    assert_eq!(uploads(&out), ["f2"], "the next file goes");
+    assert_eq!(s.queued(), 1);
+}
+
+#[test]
+fn g9_a_v3_file_is_refused_on_the_adapter() {
+    let t0 = Instant::now();
+    let s = adapter_ready(json!({}), t0);
+    assert_eq!(s.check(&v3_file("a.jpg")), Err(Refusal::WrongDialect("not a frame of the adapter protocol")));
 }
 
 // ================================================================== regressions: bugs found in session.rs, now fixed
