@@ -18,7 +18,7 @@ describe('Tauri backend', () => {
     await b.exportConversation('c1', 'markdown');
     expect(ipc.calls.map((c) => [c.cmd, c.args])).toEqual([
       ['set_token', { profileId: 'p1', token: 'secret', sessionOnly: true }],
-      ['history', { conversationId: 'c1', before: 'm9', limit: 50 }],
+      ['history', { conversationId: 'c1', cursor: 'm9', limit: 50 }],
       ['search', { query: 'backup', profileId: 'p1' }],
       ['send_command', { profileId: 'p1', command: { cmd: 'prompt', prompt_id: 'x', option_id: 'approve' } }],
       ['downscale_image', { path: '/a.jpg', maxBytes: 1000 }],

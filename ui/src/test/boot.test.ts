@@ -5,8 +5,8 @@ import { BOOT_MAX_AGE_MS, type BootSnapshot } from '../lib/backend/boot';
 import type { Conversation, HistoryPage, Profile } from '../lib/backend/types';
 
 const profile = { id: 'p1', name: 'Lab' } as unknown as Profile;
-const conv = { id: 'c1', profileId: 'p1', title: 'Chat', session: '', updatedAt: '2026-11-30T00:00:00Z' } as Conversation;
-const page = { messages: [], hasMore: true, cards: [] } as HistoryPage;
+const conv = { id: 'c1', profileId: 'p1', title: 'Chat', session: '', updatedAt: Date.parse('2026-11-30T00:00:00Z') } as Conversation;
+const page = { messages: [], cards: [], next: 'older' } as HistoryPage;
 
 function boot(createdMs: number): BootSnapshot {
   return { createdMs, profiles: [profile], conversations: { p1: [conv] }, history: { conversationId: 'c1', limit: 50, page } };
@@ -18,7 +18,7 @@ const w = globalThis as { __HERMES_BOOT__?: unknown };
 describe('start-up snapshot', () => {
   it('answers the first list_profiles, list_conversations and history once each; then the shell answers', async () => {
     const ipc = setupIpc({
-      handlers: { list_profiles: () => [], list_conversations: () => [], history: () => ({ messages: [], hasMore: false, cards: [] }) },
+      handlers: { list_profiles: () => [], list_conversations: () => [], history: () => ({ messages: [], cards: [] }) },
     });
     w.__HERMES_BOOT__ = boot(performance.timeOrigin + 200);
     const b = new TauriBackend();
@@ -35,7 +35,7 @@ describe('start-up snapshot', () => {
   });
 
   it('only answers the request it holds (the same conversation, page size and no cursor)', async () => {
-    const ipc = setupIpc({ handlers: { history: () => ({ messages: [], hasMore: false, cards: [] }) } });
+    const ipc = setupIpc({ handlers: { history: () => ({ messages: [], cards: [] }) } });
     w.__HERMES_BOOT__ = boot(performance.timeOrigin);
     const b = new TauriBackend();
     await b.history('c1', 'm9', 50);

@@ -3,7 +3,7 @@ import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
 import { PROFILE, ready, renderApp, setupIpc, storedMessage } from './helpers';
 import { TauriBackend } from '../lib/backend/tauri';
 import { ProfileSession } from '../lib/state/chat.svelte';
-import type { EngineEvent } from '../lib/backend/types';
+import type { Direction, EngineEvent } from '../lib/backend/types';
 
 const APPROVAL: EngineEvent = {
   event: 'prompt',
@@ -119,8 +119,8 @@ describe('clarify and generic cards', () => {
 });
 
 describe('cards in the history (kept by the store)', () => {
-  const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
-  const msg = (id: string, direction: 'in' | 'out', text: string, msAgo: number) => storedMessage(id, direction, text, iso(msAgo));
+  const ago = (ms: number) => Date.now() - ms;
+  const msg = (id: string, direction: Direction, text: string, msAgo: number) => storedMessage(id, direction, text, ago(msAgo));
   const options = [
     { id: 'approve', label: 'Approve', style: 'primary' },
     { id: 'deny', label: 'Deny', style: 'danger' },
@@ -128,11 +128,10 @@ describe('cards in the history (kept by the store)', () => {
 
   it('show in time order with their outcome, and one still waiting can be answered after a restart', async () => {
     const history = {
-      messages: [msg('m1', 'out', 'clean up please', 600_000), msg('m2', 'in', 'done cleaning', 300_000), msg('m3', 'out', 'now build it', 60_000)],
-      hasMore: false,
+      messages: [msg('m1', 'up', 'clean up please', 600_000), msg('m2', 'down', 'done cleaning', 300_000), msg('m3', 'up', 'now build it', 60_000)],
       cards: [
-        { id: 'old', kind: 'exec_approval', text: 'Run the cleanup?', options, command: 'rm -rf build/', timeoutSeconds: 300, createdAt: iso(500_000), done: { optionId: 'approve', expired: false } },
-        { id: 'now', kind: 'exec_approval', text: 'Run the build?', options, command: 'cargo build', timeoutSeconds: 300, createdAt: iso(30_000) },
+        { id: 'old', kind: 'exec_approval', text: 'Run the cleanup?', options, command: 'rm -rf build/', timeoutSeconds: 300, createdAt: ago(500_000), done: { optionId: 'approve', expired: false } },
+        { id: 'now', kind: 'exec_approval', text: 'Run the build?', options, command: 'cargo build', timeoutSeconds: 300, createdAt: ago(30_000) },
       ],
     };
     const ipc = await renderApp({ history });
@@ -155,26 +154,25 @@ describe('cards in the history (kept by the store)', () => {
 
   it("a card still waiting after a restart is asked in the avatar's bubble again; an answered or late one is not", async () => {
     const asked = async (cards: object[]) => {
-      setupIpc({ history: { messages: [msg('m1', 'out', 'build it', 60_000)], hasMore: false, cards } as never });
+      setupIpc({ history: { messages: [msg('m1', 'up', 'build it', 60_000)], cards } as never });
       const lines: string[] = [];
       const session = new ProfileSession(new TauriBackend(), PROFILE, { onCard: (text) => lines.push(text) });
       await session.loadHistory('c1');
       return lines;
     };
-    const waiting = { id: 'now', kind: 'exec_approval', text: 'Run the build?', options, timeoutSeconds: 300, createdAt: iso(30_000) };
+    const waiting = { id: 'now', kind: 'exec_approval', text: 'Run the build?', options, timeoutSeconds: 300, createdAt: ago(30_000) };
     expect(await asked([waiting])).toEqual(['Run the build?']);
     expect(await asked([{ ...waiting, timeoutSeconds: null }])).toEqual(['Run the build?']);
     expect(await asked([{ ...waiting, done: { optionId: 'approve', expired: false } }])).toEqual([]);
-    expect(await asked([{ ...waiting, createdAt: iso(600_000) }])).toEqual([]); // its 5 minutes ran out
+    expect(await asked([{ ...waiting, createdAt: ago(600_000) }])).toEqual([]); // its 5 minutes ran out
     // not the newest thing in the conversation: the user has moved on
-    expect(await asked([{ ...waiting, createdAt: iso(120_000) }])).toEqual([]);
+    expect(await asked([{ ...waiting, createdAt: ago(120_000) }])).toEqual([]);
   });
 
   it('a waiting card whose time ran out while the app was closed shows as expired', async () => {
     const history = {
-      messages: [msg('m1', 'out', 'deploy', 900_000)],
-      hasMore: false,
-      cards: [{ id: 'late', kind: 'exec_approval', text: 'Deploy now?', options, timeoutSeconds: 300, createdAt: iso(600_000) }],
+      messages: [msg('m1', 'up', 'deploy', 900_000)],
+      cards: [{ id: 'late', kind: 'exec_approval', text: 'Deploy now?', options, timeoutSeconds: 300, createdAt: ago(600_000) }],
     };
     const ipc = await renderApp({ history });
     await ready(ipc);

@@ -26,7 +26,7 @@ function draftStore(initial: Record<string, string> = {}) {
 
 const V3 = { ...PROFILE, dialect: 'v3' as const };
 const ONE = { ...CONV, id: 'c1', title: 'Trip plans', session: '6b2c7f2e-6b1a-4a8e-9c55-1f7b1d0e2a31' };
-const TWO = { ...CONV, id: 'c2', title: 'Taxes', session: '0d7f3c1e-2b4a-4c8e-9a55-3f7b1d0e2a99', updatedAt: '2024-05-01T10:00:00Z' };
+const TWO = { ...CONV, id: 'c2', title: 'Taxes', session: '0d7f3c1e-2b4a-4c8e-9a55-3f7b1d0e2a99', updatedAt: Date.parse('2024-05-01T10:00:00Z') };
 
 describe('drafts', () => {
   it('the stored draft is in the field when the app opens', async () => {

@@ -3,7 +3,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
 import { FakeShell } from '../lib/backend/fake';
-import type { AppInfo, Conversation, EngineEvent, Features, HistoryPage, JsonValue, Profile, StoredMessage } from '../lib/backend/types';
+import type { AppInfo, Conversation, Direction, EngineEvent, Features, HistoryPage, JsonValue, Profile, StoredMessage } from '../lib/backend/types';
 import { AppState } from '../lib/state/app.svelte';
 
 export type { Call } from '../lib/backend/fake';
@@ -25,7 +25,7 @@ export const CONV: Conversation = {
   profileId: 'p1',
   title: 'Atlas',
   session: 'mobile:desktop-84b9042da9357a03',
-  updatedAt: '2024-06-01T10:00:00Z',
+  updatedAt: Date.parse('2024-06-01T10:00:00Z'),
   unread: 0,
 };
 
@@ -44,7 +44,7 @@ export function setupIpc(opts: IpcOptions = {}) {
     info: opts.info,
     profiles: opts.profiles ?? [PROFILE],
     conversations: opts.conversations ?? [CONV],
-    history: opts.history ?? { messages: [], hasMore: false, cards: [] },
+    history: opts.history ?? { messages: [], cards: [] },
     handlers: opts.handlers,
   }).install();
 
@@ -102,7 +102,8 @@ export function composer(): HTMLTextAreaElement {
   return screen.getByLabelText('Message') as HTMLTextAreaElement;
 }
 
-/** A final stored message as the shell's `history` returns it (`createdAt`: ISO time). */
-export function storedMessage(id: string, direction: 'in' | 'out', text: string, createdAt: string): StoredMessage {
-  return { id, direction, text, final: true, state: direction === 'in' ? 'received' : 'delivered', createdAt, attachments: [] };
+/** A final stored message as the shell's `history` returns it (`createdAt`: an ISO time, or ms since the epoch). */
+export function storedMessage(id: string, direction: Direction, text: string, createdAt: string | number): StoredMessage {
+  const ms = typeof createdAt === 'number' ? createdAt : Date.parse(createdAt);
+  return { id, direction, text, final: true, state: direction === 'down' ? 'received' : 'delivered', createdAt: ms, attachments: [] };
 }

@@ -41,10 +41,9 @@ describe('home channel (spec §10)', () => {
       profiles: [{ ...PROFILE, homeConversationId: CONV.id }],
       history: {
         messages: [
-          storedMessage('m1', 'out', 'hello', '2024-06-01T10:00:00Z'),
-          storedMessage('m2', 'in', REMINDER, '2024-06-01T10:00:01Z'),
+          storedMessage('m1', 'up', 'hello', '2024-06-01T10:00:00Z'),
+          storedMessage('m2', 'down', REMINDER, '2024-06-01T10:00:01Z'),
         ],
-        hasMore: false,
         cards: [],
       },
     });

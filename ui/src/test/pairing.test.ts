@@ -145,10 +145,9 @@ describe('pairing help (A-8)', () => {
     const ipc = await renderApp({
       history: {
         messages: [
-          storedMessage('m1', 'out', 'hello', '2024-06-01T10:00:00Z'),
-          storedMessage('m2', 'in', CODE_REPLY, '2024-06-01T10:00:01Z'),
+          storedMessage('m1', 'up', 'hello', '2024-06-01T10:00:00Z'),
+          storedMessage('m2', 'down', CODE_REPLY, '2024-06-01T10:00:01Z'),
         ],
-        hasMore: false,
         cards: [],
       },
     });

@@ -154,12 +154,12 @@ describe('Retry', () => {
 
   it('after a restart the history shows the failed message as retried and the new one as its retry', async () => {
     const failed: StoredMessage = {
-      ...storedMessage('m1', 'out', '/error', '2024-06-01T10:00:00Z'),
+      ...storedMessage('m1', 'up', '/error', '2024-06-01T10:00:00Z'),
       state: 'failed',
       error: { code: 'internal', text: 'A demo error' },
     };
-    const retry: StoredMessage = { ...storedMessage('m2', 'out', '/error', '2024-06-01T10:00:05Z'), retryOf: 'm1' };
-    await renderApp({ history: { messages: [failed, retry], hasMore: false, cards: [] } });
+    const retry: StoredMessage = { ...storedMessage('m2', 'up', '/error', '2024-06-01T10:00:05Z'), retryOf: 'm1' };
+    await renderApp({ history: { messages: [failed, retry], cards: [] } });
     await waitFor(() => expect(row('m2')).not.toBeNull());
     expect(within(row('m2')).getByText('Sent again')).toBeInTheDocument();
     expect(within(row('m1')).getByLabelText('Not sent')).toBeInTheDocument();
@@ -170,11 +170,11 @@ describe('Retry', () => {
 
   it('a failed message from the history still has its Retry when nothing sent it again', async () => {
     const failed: StoredMessage = {
-      ...storedMessage('m1', 'out', 'hi', '2024-06-01T10:00:00Z'),
+      ...storedMessage('m1', 'up', 'hi', '2024-06-01T10:00:00Z'),
       state: 'failed',
       error: { code: 'not_sent', text: 'not sent: could not read /x' },
     };
-    await renderApp({ history: { messages: [failed], hasMore: false, cards: [] } });
+    await renderApp({ history: { messages: [failed], cards: [] } });
     await waitFor(() => expect(line('m1')).not.toBeNull());
     expect(within(line('m1')!).getByText('The message could not be sent.')).toBeInTheDocument();
     expect(screen.queryByText(/could not read/)).toBeNull();

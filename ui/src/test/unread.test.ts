@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
 import { CONV, PROFILE, chatLog, ready, renderApp, storedMessage } from './helpers';
+import type { Direction } from '../lib/backend/types';
 
 const V3 = { ...PROFILE, dialect: 'v3' as const };
 const ONE = { ...CONV, id: 'c1', title: 'Trip plans', session: '6b2c7f2e-6b1a-4a8e-9c55-1f7b1d0e2a31' };
-const TWO = { ...CONV, id: 'c2', title: 'Taxes', session: '0d7f3c1e-2b4a-4c8e-9a55-3f7b1d0e2a99', updatedAt: '2024-05-01T10:00:00Z' };
+const TWO = { ...CONV, id: 'c2', title: 'Taxes', session: '0d7f3c1e-2b4a-4c8e-9a55-3f7b1d0e2a99', updatedAt: Date.parse('2024-05-01T10:00:00Z') };
 
 const sidebar = () => document.querySelector('.convs') as HTMLElement;
 const row = (title: string) => within(sidebar()).getByText(title).closest('button') as HTMLElement;
@@ -55,19 +56,18 @@ describe('unread counts in the sidebar', () => {
 });
 
 describe('unread counts kept across restarts', () => {
-  const stored = (id: string, direction: 'in' | 'out', text: string, minute: number) =>
+  const stored = (id: string, direction: Direction, text: string, minute: number) =>
     storedMessage(id, direction, text, `2024-05-01T10:${String(minute).padStart(2, '0')}:00Z`);
 
   it('the store\'s count shows at launch; opening the conversation clears it there and puts the line above the first', async () => {
     const history = {
       messages: [
-        stored('h1', 'in', 'already read', 1),
-        stored('h2', 'out', 'my question', 2),
-        stored('h3', 'in', 'first unread answer', 3),
-        stored('h4', 'out', 'my follow-up', 4),
-        stored('h5', 'in', 'second unread answer', 5),
+        stored('h1', 'down', 'already read', 1),
+        stored('h2', 'up', 'my question', 2),
+        stored('h3', 'down', 'first unread answer', 3),
+        stored('h4', 'up', 'my follow-up', 4),
+        stored('h5', 'down', 'second unread answer', 5),
       ],
-      hasMore: false,
       cards: [],
     };
     const ipc = await renderApp({ profiles: [V3], conversations: [ONE, { ...TWO, unread: 2 }], history });

@@ -407,7 +407,7 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
 
   it('a clip the shell could not send shows failed, and retry sends it as an audio command with its id', async () => {
     const { ipc, mic: voiceChannel } = await appWithMic((to) => {
-      const error = { code: 'not_connected', message: 'this profile is not connected' };
+      const error = { code: 'not_connected' as const, message: 'this profile is not connected' };
       return [{ path: '/data/tmp/voice-2.wav', secs: 2, size: 64_044, id: to.ids[0], error }];
     });
     await ready(ipc);

@@ -96,13 +96,13 @@ describe('XSS corpus', () => {
     const session = new ProfileSession(backend, PROFILE);
     const now = Date.now();
     const messages: MessageItem[] = PAYLOADS.flatMap((p, i) => [
-      { type: 'message', id: `in${i}`, direction: 'in', text: p, final: true, state: 'received', createdAt: now, attachments: [] },
-      { type: 'message', id: `st${i}`, direction: 'in', text: p, final: false, state: 'received', createdAt: now, attachments: [], error: { code: p, text: p } },
-      { type: 'message', id: `out${i}`, direction: 'out', text: p, final: true, state: 'failed', createdAt: now, attachments: [], error: { code: 'x', text: p } },
+      { type: 'message', id: `in${i}`, direction: 'down', text: p, final: true, state: 'received', createdAt: now, attachments: [] },
+      { type: 'message', id: `st${i}`, direction: 'down', text: p, final: false, state: 'received', createdAt: now, attachments: [], error: { code: p, text: p } },
+      { type: 'message', id: `out${i}`, direction: 'up', text: p, final: true, state: 'failed', createdAt: now, attachments: [], error: { code: 'x', text: p } },
       {
         type: 'message',
         id: `media${i}`,
-        direction: 'in',
+        direction: 'down',
         text: p,
         final: true,
         state: 'received',

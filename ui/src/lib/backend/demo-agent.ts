@@ -105,7 +105,7 @@ export function demoShell(scenario: string): FakeShell {
       },
     ],
     conversations: [
-      { id: 'demo-chat', profileId: 'demo', title: 'Demo agent', session: 'mobile:desktop-3f9a1c2b7d4e', updatedAt: new Date().toISOString(), unread: 0 },
+      { id: 'demo-chat', profileId: 'demo', title: 'Demo agent', session: 'mobile:desktop-3f9a1c2b7d4e', updatedAt: Date.now(), unread: 0 },
     ],
   });
   shell.agent = new DemoAgent(shell, scenario);
@@ -140,11 +140,11 @@ class DemoAgent implements FakeAgent {
   private seedScenario() {
     const t0 = Date.now() - 1000 * 60 * 60 * 26;
     const msgs: StoredMessage[] = [
-      { id: 'h1', direction: 'out', text: 'Morning! Can you check why the nightly backup was slow?', final: true, state: 'delivered', createdAt: new Date(t0).toISOString(), attachments: [] },
-      { id: 'h2', direction: 'in', text: 'The backup ran **42 minutes** instead of the usual 12: the `pg_dump` step waited on a lock held by a long `VACUUM FULL`. I rescheduled the vacuum to 03:30.', final: true, state: 'received', createdAt: new Date(t0 + 60_000).toISOString(), attachments: [] },
+      { id: 'h1', direction: 'up', text: 'Morning! Can you check why the nightly backup was slow?', final: true, state: 'delivered', createdAt: t0, attachments: [] },
+      { id: 'h2', direction: 'down', text: 'The backup ran **42 minutes** instead of the usual 12: the `pg_dump` step waited on a lock held by a long `VACUUM FULL`. I rescheduled the vacuum to 03:30.', final: true, state: 'received', createdAt: t0 + 60_000, attachments: [] },
     ];
     if (this.scenario === 'stream' || this.scenario === 'narrow' || this.scenario === 'dark') {
-      msgs.push({ id: 'h3', direction: 'out', text: 'How should I restart the web tier without downtime?', final: true, state: 'delivered', createdAt: new Date(Date.now() - 30_000).toISOString(), attachments: [] });
+      msgs.push({ id: 'h3', direction: 'up', text: 'How should I restart the web tier without downtime?', final: true, state: 'delivered', createdAt: Date.now() - 30_000, attachments: [] });
     }
     this.shell.stored.set('demo-chat', msgs);
   }

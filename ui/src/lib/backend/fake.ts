@@ -214,7 +214,7 @@ export class FakeShell {
           profileId: String(a.profileId),
           title: String(a.title),
           session: crypto.randomUUID(),
-          updatedAt: new Date().toISOString(),
+          updatedAt: Date.now(),
           unread: 0,
         };
         this.conversations.unshift(c);
@@ -243,7 +243,7 @@ export class FakeShell {
         return null;
       }
       case 'history':
-        return this.opts.history ?? { messages: [...(this.stored.get(String(a.conversationId)) ?? [])].reverse(), hasMore: false, cards: [] };
+        return this.opts.history ?? { messages: [...(this.stored.get(String(a.conversationId)) ?? [])].reverse(), cards: [] };
       case 'search':
         return this.search(String(a.query));
       case 'file_url': {

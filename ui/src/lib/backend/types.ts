@@ -2,7 +2,7 @@
 // `specta` derives (`cargo xtask bindings`; a Rust test fails when it is stale). Only UI-side helper types are
 // defined here — never a copy of a Rust type.
 
-import type { AppError, EngineEvent } from '../../bindings';
+import type { EngineEvent } from '../../bindings';
 
 export type {
   AppError,
@@ -23,7 +23,6 @@ export type {
   UpdateCheck,
   JsonValue,
   KeychainInfo,
-  MessageDirection,
   MessageError,
   MessageState,
   Profile,
@@ -37,9 +36,6 @@ export type {
 
 /** What the UI sends to an engine (the generated `EngineCommand`). */
 export type { EngineCommand as Command } from '../../bindings';
-
-/** Every command error comes back as this object (`AppError` on the Rust side). */
-export type BackendErrorPayload = AppError;
 
 export type EventOf<K extends EngineEvent['event']> = Extract<EngineEvent, { event: K }>;
 

@@ -58,7 +58,7 @@ export class ProfileSession extends LiveSession {
     const item = tl.push<MessageItem>({
       type: 'message',
       id: newId(),
-      direction: 'out',
+      direction: 'up',
       text,
       final: true,
       state: 'queued',
@@ -78,7 +78,7 @@ export class ProfileSession extends LiveSession {
     const item = tl.push<MessageItem>({
       type: 'message',
       id,
-      direction: 'out',
+      direction: 'up',
       text: caption ?? '',
       final: true,
       state: 'queued',
@@ -133,7 +133,7 @@ export class ProfileSession extends LiveSession {
     return tl.push<MessageItem>({
       type: 'message',
       id,
-      direction: 'out',
+      direction: 'up',
       text: '',
       final: true,
       state: 'queued',
@@ -155,7 +155,7 @@ export class ProfileSession extends LiveSession {
   async retry(conversationId: string, id: string): Promise<void> {
     const tl = this.timeline(conversationId);
     const it = tl.find(id);
-    if (it?.type !== 'message' || it.direction !== 'out' || it.state !== 'failed') return;
+    if (it?.type !== 'message' || it.direction !== 'up' || it.state !== 'failed') return;
     if (this.retryOf(conversationId, it.id)) return;
     const before = { state: it.state, error: it.error };
     it.state = 'queued';
@@ -166,7 +166,7 @@ export class ProfileSession extends LiveSession {
     const again = tl.push<MessageItem>({
       type: 'message',
       id: newId(),
-      direction: 'out',
+      direction: 'up',
       text: it.text,
       final: true,
       state: 'queued',
@@ -216,7 +216,7 @@ export class ProfileSession extends LiveSession {
       delete this.progress[id];
       const it = this.findItem(id);
       if (it?.type === 'download') for (const tl of this.timelines.values()) tl.remove(id);
-      else if (it?.type === 'message' && it.direction === 'out' && it.state === 'queued') {
+      else if (it?.type === 'message' && it.direction === 'up' && it.state === 'queued') {
         it.state = 'failed';
         it.error = { code: 'cancelled', text: '' };
       }

@@ -65,7 +65,7 @@ export class ConversationsSession {
           profileId: this.profile.id,
           title: this.profile.name,
           session: '',
-          updatedAt: new Date().toISOString(),
+          updatedAt: Date.now(),
           unread: 0,
         },
       ];
@@ -124,7 +124,7 @@ export class ConversationsSession {
         profileId: this.profile.id,
         title: '',
         session: '',
-        updatedAt: new Date().toISOString(),
+        updatedAt: Date.now(),
         unread: 0,
       };
       tl = new Timeline(conv);
@@ -146,7 +146,7 @@ export class ConversationsSession {
       const known = new Set(tl.items.map((i) => i.id));
       // Live items that arrived while loading stay after the stored ones.
       tl.items = [...stored.filter((m) => !known.has(m.id)), ...tl.items];
-      tl.hasMore = page.hasMore;
+      tl.next = page.next ?? null;
       // A card from before this start that still waits for an answer is asked in the avatar's bubble, as when it came.
       const newest = tl.items[tl.items.length - 1];
       if (newest?.type === 'card' && stored.some((i) => i.id === newest.id) && cardWaiting(newest, Date.now()))
@@ -163,15 +163,15 @@ export class ConversationsSession {
 
   async loadOlder(conversationId: string): Promise<number> {
     const tl = this.timeline(conversationId);
-    if (!tl.hasMore || tl.loadingOlder || tl.isLocal) return 0;
-    const first = tl.items.find((i) => i.type === 'message');
+    const cursor = tl.next;
+    if (cursor === null || tl.loadingOlder || tl.isLocal) return 0;
     tl.loadingOlder = true;
     try {
-      const page = await this.backend.history(conversationId, first?.id ?? null, HISTORY_PAGE);
+      const page = await this.backend.history(conversationId, cursor, HISTORY_PAGE);
       const known = new Set(tl.items.map((i) => i.id));
       const older = storedItems(page).filter((m) => !known.has(m.id));
       tl.items.unshift(...older);
-      tl.hasMore = page.hasMore;
+      tl.next = page.next ?? null;
       return older.length;
     } catch (e) {
       tl.loadError = errorMessage(e);

@@ -85,7 +85,7 @@ export class LiveSession extends ConversationsSession {
   get queuedCount(): number {
     let n = 0;
     for (const tl of this.timelines.values())
-      for (const i of tl.items) if (i.type === 'message' && i.direction === 'out' && i.state === 'queued') n++;
+      for (const i of tl.items) if (i.type === 'message' && i.direction === 'up' && i.state === 'queued') n++;
     return n;
   }
 
@@ -219,7 +219,7 @@ export class LiveSession extends ConversationsSession {
       const item = tl.push<MessageItem>({
         type: 'message',
         id: ev.id,
-        direction: 'in',
+        direction: 'down',
         text: ev.text,
         final: ev.final,
         state: 'received',
@@ -308,7 +308,7 @@ export class LiveSession extends ConversationsSession {
     const item: MessageItem = {
       type: 'message',
       id: ev.id,
-      direction: 'in',
+      direction: 'down',
       text: ev.caption ?? '',
       final: true,
       state: 'received',
@@ -352,7 +352,7 @@ export class LiveSession extends ConversationsSession {
       if (it?.type === 'message') {
         it.error = { code, text };
         const transient = !refusal && TRANSIENT_CODES.has(code);
-        if (it.direction === 'out' && !transient) it.state = 'failed';
+        if (it.direction === 'up' && !transient) it.state = 'failed';
         if (!transient) delete this.progress[id];
         return;
       }
@@ -377,7 +377,7 @@ export class LiveSession extends ConversationsSession {
 
   private setState(id: string, state: 'sent' | 'delivered'): void {
     const it = this.findItem(id);
-    if (it?.type !== 'message' || it.direction !== 'out') return;
+    if (it?.type !== 'message' || it.direction !== 'up') return;
     // An error for the message wins over any later state: the adapter confirms delivery with a Ping/Pong that can
     // come after the agent's `error{id}` (A-6). Only a Retry makes a failed message queued again.
     if (it.state === 'failed') return;

@@ -76,7 +76,7 @@ export class PairingEvidence {
     let stage: 0 | 1 | 2 = 0;
     let pairingLast = false;
     for (const i of items) {
-      if (i.type === 'card' || i.direction === 'in') {
+      if (i.type === 'card' || i.direction === 'down') {
         stage = 1;
         pairingLast = isPairingReply(i.text);
       } else if (stage === 1) stage = 2;

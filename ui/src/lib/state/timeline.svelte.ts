@@ -1,36 +1,15 @@
-import type { Attachment, Conversation, HistoryPage, MessageError, MessageState, PromptOption, StoredCard, StoredMessage } from '../backend/types';
-import { parseTime } from '../util/format';
+import type { Conversation, HistoryPage, StoredCard, StoredMessage } from '../backend/types';
 
 /* ---------- Timeline items ---------- */
 
-export interface MessageItem {
+/** A message as shown: the history's own type (times in ms since the epoch), live ones made the same way. */
+export interface MessageItem extends StoredMessage {
   type: 'message';
-  id: string;
-  serverId?: string | null;
-  direction: 'in' | 'out';
-  text: string;
-  final: boolean;
-  state: MessageState;
-  replyTo?: string | null;
-  error?: MessageError | null;
-  createdAt: number;
-  attachments: Attachment[];
-  /** The failed message this one sends again (the agent had received and refused that one). */
-  retryOf?: string | null;
 }
 
-export interface CardItem {
+/** A card as shown: the history's own type, and the state of an answer on its way. */
+export interface CardItem extends StoredCard {
   type: 'card';
-  id: string;
-  kind: string;
-  text: string;
-  options: PromptOption[];
-  command?: string | null;
-  description?: string | null;
-  timeoutSeconds?: number | null;
-  createdAt: number;
-  /** Set by prompt_done (A-15, A-16) or when the countdown runs out locally. */
-  done?: { optionId?: string | null; expired: boolean };
   /** The option (or "other") whose answer is on its way. */
   answering?: string | null;
   answerError?: string;
@@ -49,20 +28,7 @@ export const HISTORY_PAGE = 50;
 /** The store's `last_preview` of a newest message that is a file without text (see crates/store's schema). */
 export const ATTACHMENT_PREVIEW = '[attachment]';
 export function fromStored(m: StoredMessage): MessageItem {
-  return {
-    type: 'message',
-    id: m.id,
-    serverId: m.serverId,
-    direction: m.direction,
-    text: m.text,
-    final: m.final,
-    state: m.state,
-    replyTo: m.replyTo,
-    error: m.error,
-    createdAt: parseTime(m.createdAt),
-    attachments: m.attachments ?? [],
-    retryOf: m.retryOf ?? null,
-  };
+  return { ...m, type: 'message', attachments: m.attachments ?? [], retryOf: m.retryOf ?? null };
 }
 
 /** When a card's time runs out (epoch ms), or `null` for a card without a timeout. */
@@ -78,19 +44,7 @@ export function cardWaiting(c: CardItem, now: number): boolean {
 
 /** A card from the history (its outcome included; one still waiting can be answered). */
 export function fromStoredCard(c: StoredCard): CardItem {
-  return {
-    type: 'card',
-    id: c.id,
-    kind: c.kind,
-    text: c.text,
-    options: c.options,
-    command: c.command,
-    description: c.description,
-    timeoutSeconds: c.timeoutSeconds,
-    createdAt: parseTime(c.createdAt),
-    done: c.done ? { optionId: c.done.optionId, expired: c.done.expired } : undefined,
-    answering: null,
-  };
+  return { ...c, type: 'card', done: c.done ?? undefined, answering: null };
 }
 
 /** A history page's messages and cards, oldest first. The page's messages come newest first: reversed before the
@@ -106,7 +60,8 @@ export function storedItems(page: HistoryPage): (MessageItem | CardItem)[] {
 /** The messages of one conversation, as shown. */
 export class Timeline {
   items = $state<TimelineItem[]>([]);
-  hasMore = $state(false);
+  /** The cursor of the older page (the last page's `next`), `null` when the oldest is loaded. */
+  next = $state<string | null>(null);
   loaded = $state(false);
   loadingOlder = $state(false);
   loadError = $state<string | null>(null);
@@ -122,7 +77,7 @@ export class Timeline {
    *  fewer are loaded). */
   placeNewLine(): void {
     if (this.newCount <= 0) return;
-    const incoming = this.items.filter((i) => i.type === 'message' && i.direction === 'in');
+    const incoming = this.items.filter((i) => i.type === 'message' && i.direction === 'down');
     const first = incoming[Math.max(0, incoming.length - this.newCount)];
     if (first) this.newFrom = first.id;
     this.newCount = 0;
@@ -130,6 +85,10 @@ export class Timeline {
 
   constructor(conversation: Conversation) {
     this.conversation = conversation;
+  }
+
+  get hasMore(): boolean {
+    return this.next !== null;
   }
 
   get isLocal(): boolean {

@@ -65,13 +65,6 @@ export function baseName(path: string): string {
   return parts[parts.length - 1] || path;
 }
 
-export function parseTime(s: string | number | undefined): number {
-  if (typeof s === 'number') return s;
-  if (!s) return Date.now();
-  const t = Date.parse(s);
-  return Number.isNaN(t) ? Date.now() : t;
-}
-
 /** The desktop the app runs on, for the few styles that differ (the font stacks in app.css). */
 export function platformName(ua: string = typeof navigator === 'undefined' ? '' : navigator.userAgent): string {
   if (/Mac|iPhone|iPad/.test(ua)) return 'mac';
