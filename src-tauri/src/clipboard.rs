@@ -4,7 +4,7 @@
 //! and file lists cross), so on Linux the page asks the shell, which reads the clipboard through GTK. WKWebView and
 //! WebView2 hand the image to the page as a file; there the page never needs to ask.
 
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 use tauri::AppHandle;
 
 /// The image on the clipboard as PNG bytes; `None` when the clipboard holds no image.
@@ -23,7 +23,7 @@ pub async fn image_png(app: &AppHandle) -> AppResult<Option<Vec<u8>>> {
     match rx.await {
         Ok(Some(Ok(png))) => Ok(Some(png)),
         Ok(Some(Err(e))) => {
-            Err(AppError::new("not_an_image", format!("the picture on the clipboard cannot be read: {e}")))
+            Err(AppError::new(ErrorCode::NotAnImage, format!("the picture on the clipboard cannot be read: {e}")))
         }
         Ok(None) | Err(_) => Ok(None),
     }

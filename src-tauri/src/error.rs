@@ -1,71 +1,147 @@
 //! The one error type of the command layer. It crosses IPC as `{code, message}`: `code` is stable and
 //! machine-readable, `message` is meant for the user and never carries a token.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, specta::Type, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct AppError {
-    pub code: String,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 pub type AppResult<T> = Result<T, AppError>;
 
-/// Every `code` the shell's own errors can carry (refused engine commands add `hermes_protocol::Refusal::ALL_CODES`).
-/// The page has a sentence for each in every language (`SHELL_ERROR_CODES` in ui/src/lib/errors.ts); the tests below
-/// hold the three lists together.
-pub const APP_ERROR_CODES: &[&str] = &[
+/// Declares [`ErrorCode`]: each variant with its one wire spelling (serde, TypeScript, [`ErrorCode::as_str`]).
+macro_rules! error_codes {
+    ($($(#[$m:meta])* $variant:ident = $s:literal,)+) => {
+        /// Every `code` a failed call can carry: the shell's own and every refused engine command's
+        /// (`hermes_protocol::Refusal::code`). TypeScript sees a string-literal union; the page has a sentence for
+        /// each (ui/src/lib/errors.ts, checked by `tsc`).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, specta::Type)]
+        pub enum ErrorCode {
+            $($(#[$m])* #[serde(rename = $s)] $variant,)+
+        }
+
+        impl ErrorCode {
+            /// Every code.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)+];
+
+            /// The wire spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $s,)+
+                }
+            }
+
+            /// The code spelled `s`, if there is one.
+            pub fn from_code(s: &str) -> Option<ErrorCode> {
+                match s {
+                    $($s => Some(ErrorCode::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     // the `From` impls below
-    "not_found",
-    "invalid_input",
-    "internal",
-    "disk_full",
-    "store_corrupt",
-    "store_busy",
-    "store_too_new",
-    "store_error",
-    "keychain_unavailable",
-    "keychain_locked",
-    "keychain_error",
-    "invalid_url",
-    "permission_denied",
-    "io_error",
-    // commands.rs, state.rs, media.rs, avatar.rs
-    "no_token",
-    "open_failed",
-    "blocked_url",
-    "forbidden_path",
-    "is_folder",
-    "too_large",
-    "not_an_image",
-    "not_connected",
-    // voice.rs
-    "no_microphone",
-    "microphone_not_found",
-    "microphone_busy",
-    "microphone_lost",
-    "too_short",
-    "audio_failed",
-    "invalid_shortcut",
-    "shortcut_unavailable",
-    "not_recording",
-    "tts_unavailable",
-    "tts_failed",
-];
+    NotFound = "not_found",
+    InvalidInput = "invalid_input",
+    Internal = "internal",
+    DiskFull = "disk_full",
+    StoreCorrupt = "store_corrupt",
+    StoreBusy = "store_busy",
+    StoreTooNew = "store_too_new",
+    StoreError = "store_error",
+    KeychainUnavailable = "keychain_unavailable",
+    KeychainLocked = "keychain_locked",
+    KeychainError = "keychain_error",
+    InvalidUrl = "invalid_url",
+    PermissionDenied = "permission_denied",
+    IoError = "io_error",
+    // the commands, state, media, avatar
+    NoToken = "no_token",
+    OpenFailed = "open_failed",
+    BlockedUrl = "blocked_url",
+    ForbiddenPath = "forbidden_path",
+    IsFolder = "is_folder",
+    TooLarge = "too_large",
+    NotAnImage = "not_an_image",
+    NotConnected = "not_connected",
+    // voice
+    NoMicrophone = "no_microphone",
+    MicrophoneNotFound = "microphone_not_found",
+    MicrophoneBusy = "microphone_busy",
+    MicrophoneLost = "microphone_lost",
+    TooShort = "too_short",
+    AudioFailed = "audio_failed",
+    InvalidShortcut = "invalid_shortcut",
+    ShortcutUnavailable = "shortcut_unavailable",
+    NotRecording = "not_recording",
+    TtsUnavailable = "tts_unavailable",
+    TtsFailed = "tts_failed",
+    // a refused engine command (`Refusal::code`; not_found, disk_full, store_error and not_connected are above)
+    Empty = "empty",
+    TooLong = "too_long",
+    CapabilityOff = "capability_off",
+    TooBig = "too_big",
+    BadFrame = "bad_frame",
+    UnknownCard = "unknown_card",
+    AlreadyAnswered = "already_answered",
+    NotAnOption = "not_an_option",
+    NoAnswer = "no_answer",
+    IdInUse = "id_in_use",
+    WrongDialect = "wrong_dialect",
+    FileUnreadable = "file_unreadable",
+    NotAFile = "not_a_file",
+    EngineStopped = "engine_stopped",
+    BadCommand = "bad_command",
+    NotSent = "not_sent",
+    Cancelled = "cancelled",
+    FileTooLarge = "file_too_large",
+    UploadFailed = "upload_failed",
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Tests (and logs) compare a code with its spelling.
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
 
 impl AppError {
-    pub fn new(code: &str, message: impl Into<String>) -> Self {
-        AppError { code: code.into(), message: message.into() }
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        AppError { code, message: message.into() }
     }
     pub fn not_found(what: &str) -> Self {
-        AppError::new("not_found", format!("{what} was not found"))
+        AppError::new(ErrorCode::NotFound, format!("{what} was not found"))
     }
     pub fn invalid(message: impl Into<String>) -> Self {
-        AppError::new("invalid_input", message)
+        AppError::new(ErrorCode::InvalidInput, message)
     }
     pub fn internal(message: impl Into<String>) -> Self {
-        AppError::new("internal", message)
+        AppError::new(ErrorCode::Internal, message)
+    }
+}
+
+/// A refused engine command keeps its refusal's code (every `Refusal::ALL_CODES` entry is an [`ErrorCode`]: tested).
+impl From<&hermes_protocol::Refusal> for AppError {
+    fn from(r: &hermes_protocol::Refusal) -> Self {
+        AppError::new(ErrorCode::from_code(r.code()).unwrap_or(ErrorCode::Internal), r.to_string())
+    }
+}
+
+impl From<hermes_protocol::Refusal> for AppError {
+    fn from(r: hermes_protocol::Refusal) -> Self {
+        AppError::from(&r)
     }
 }
 
@@ -73,13 +149,15 @@ impl From<hermes_store::Error> for AppError {
     fn from(e: hermes_store::Error) -> Self {
         use hermes_store::Error as E;
         let code = match &e {
-            E::NotFound(_) => "not_found",
-            E::DiskFull => "disk_full",
-            E::Corrupt(_) => "store_corrupt",
-            E::Busy => "store_busy",
-            E::InvalidInput(_) | E::Constraint(_) | E::WrongDialect { .. } | E::InvalidState { .. } => "invalid_input",
-            E::TooNew { .. } => "store_too_new",
-            _ => "store_error",
+            E::NotFound(_) => ErrorCode::NotFound,
+            E::DiskFull => ErrorCode::DiskFull,
+            E::Corrupt(_) => ErrorCode::StoreCorrupt,
+            E::Busy => ErrorCode::StoreBusy,
+            E::InvalidInput(_) | E::Constraint(_) | E::WrongDialect { .. } | E::InvalidState { .. } => {
+                ErrorCode::InvalidInput
+            }
+            E::TooNew { .. } => ErrorCode::StoreTooNew,
+            _ => ErrorCode::StoreError,
         };
         AppError::new(code, e.to_string())
     }
@@ -87,15 +165,21 @@ impl From<hermes_store::Error> for AppError {
 
 impl From<hermes_client::keychain::KeychainError> for AppError {
     fn from(e: hermes_client::keychain::KeychainError) -> Self {
-        AppError::new(e.code(), e.to_string())
+        use hermes_client::keychain::KeychainError as K;
+        let code = match &e {
+            K::Unavailable(_) => ErrorCode::KeychainUnavailable,
+            K::Locked(_) => ErrorCode::KeychainLocked,
+            K::Other(_) => ErrorCode::KeychainError,
+        };
+        AppError::new(code, e.to_string())
     }
 }
 
 impl From<hermes_client::StartError> for AppError {
     fn from(e: hermes_client::StartError) -> Self {
         match e {
-            hermes_client::StartError::Url(u) => AppError::new("invalid_url", u.to_string()),
-            hermes_client::StartError::Persist(p) => AppError::new("store_error", p),
+            hermes_client::StartError::Url(u) => AppError::new(ErrorCode::InvalidUrl, u.to_string()),
+            hermes_client::StartError::Persist(p) => AppError::new(ErrorCode::StoreError, p.to_string()),
         }
     }
 }
@@ -103,9 +187,9 @@ impl From<hermes_client::StartError> for AppError {
 impl From<std::io::Error> for AppError {
     fn from(e: std::io::Error) -> Self {
         let code = match e.kind() {
-            std::io::ErrorKind::NotFound => "not_found",
-            std::io::ErrorKind::PermissionDenied => "permission_denied",
-            _ => "io_error",
+            std::io::ErrorKind::NotFound => ErrorCode::NotFound,
+            std::io::ErrorKind::PermissionDenied => ErrorCode::PermissionDenied,
+            _ => ErrorCode::IoError,
         };
         AppError::new(code, e.to_string())
     }
@@ -136,63 +220,83 @@ mod tests {
             .collect()
     }
 
-    /// Every code written as the literal first argument of `AppError::new` in the shell's sources.
-    fn codes_in_sources() -> Vec<(String, String)> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let mut found = Vec::new();
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            let text = std::fs::read_to_string(e.path()).unwrap();
-            for (i, _) in text.match_indices("AppError::new(\"") {
-                let rest = &text[i + "AppError::new(\"".len()..];
-                let code = &rest[..rest.find('"').unwrap()];
-                found.push((code.to_string(), e.file_name().to_string_lossy().into_owned()));
-            }
+    #[test]
+    fn one_spelling_per_code() {
+        let mut seen = std::collections::HashSet::new();
+        for &c in ErrorCode::ALL {
+            assert!(seen.insert(c.as_str()), "{c} twice");
+            assert_eq!(serde_json::to_value(c).unwrap(), serde_json::Value::String(c.as_str().into()));
+            assert_eq!(serde_json::from_value::<ErrorCode>(c.as_str().into()).unwrap(), c);
+            assert_eq!(ErrorCode::from_code(c.as_str()), Some(c));
         }
-        assert!(found.len() > 10, "the scan found too little: {found:?}");
-        found
+        assert_eq!(ErrorCode::from_code("brand_new"), None);
+    }
+
+    /// The wire shape is `{code, message}` with the code's word.
+    #[test]
+    fn the_json_is_code_and_message() {
+        let e = AppError::new(ErrorCode::NoToken, "no token is saved for this profile");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({"code": "no_token", "message": "no token is saved for this profile"})
+        );
+        assert_eq!(e.to_string(), "no_token: no token is saved for this profile");
+    }
+
+    /// A refused command keeps exactly its refusal's code (never the `internal` fallback).
+    #[test]
+    fn every_refusal_code_is_an_error_code() {
+        for code in hermes_protocol::Refusal::ALL_CODES {
+            let c =
+                ErrorCode::from_code(code).unwrap_or_else(|| panic!("`{code}` of Refusal::ALL_CODES is no ErrorCode"));
+            assert_eq!(c.as_str(), *code);
+        }
+        use hermes_protocol::{Feature, Refusal};
+        let cases = [
+            (Refusal::Empty, ErrorCode::Empty),
+            (Refusal::FeatureOff(Feature::Voice), ErrorCode::CapabilityOff),
+            (Refusal::NothingToCancel, ErrorCode::NotFound),
+            (Refusal::Store, ErrorCode::StoreError),
+            (Refusal::IdInUse("m1".into()), ErrorCode::IdInUse),
+            (Refusal::UploadFailed("502".into()), ErrorCode::UploadFailed),
+        ];
+        for (r, code) in cases {
+            let e = AppError::from(&r);
+            assert_eq!(e.code, code, "{r:?}");
+            assert_eq!(e.message, r.to_string());
+        }
     }
 
     #[test]
-    fn every_code_written_in_the_shell_is_listed() {
-        for (code, file) in codes_in_sources() {
-            assert!(APP_ERROR_CODES.contains(&code.as_str()), "`{code}` ({file}) is not in APP_ERROR_CODES");
-        }
+    fn store_keychain_and_io_errors_have_their_codes() {
+        use hermes_store::Error as S;
         let store = [
-            hermes_store::Error::NotFound("x".into()),
-            hermes_store::Error::DiskFull,
-            hermes_store::Error::Corrupt("x".into()),
-            hermes_store::Error::Busy,
-            hermes_store::Error::Constraint("UNIQUE constraint failed: outbox.id".into()),
-            hermes_store::Error::Migration("x".into()),
-            hermes_store::Error::TooNew { found: 9, supported: 1 },
-            hermes_store::Error::InvalidInput("x".into()),
+            (S::NotFound("x".into()), ErrorCode::NotFound),
+            (S::DiskFull, ErrorCode::DiskFull),
+            (S::Corrupt("x".into()), ErrorCode::StoreCorrupt),
+            (S::Busy, ErrorCode::StoreBusy),
+            (S::Constraint("UNIQUE constraint failed: outbox.id".into()), ErrorCode::InvalidInput),
+            (S::Migration("x".into()), ErrorCode::StoreError),
+            (S::TooNew { found: 9, supported: 1 }, ErrorCode::StoreTooNew),
+            (S::InvalidInput("x".into()), ErrorCode::InvalidInput),
         ];
-        let keychain = [
-            hermes_client::keychain::KeychainError::Unavailable("x".into()),
-            hermes_client::keychain::KeychainError::Locked("x".into()),
-            hermes_client::keychain::KeychainError::Other("x".into()),
-        ];
-        let io = [std::io::ErrorKind::NotFound, std::io::ErrorKind::PermissionDenied, std::io::ErrorKind::Other];
-        let mut made: Vec<AppError> = store.into_iter().map(AppError::from).collect();
-        made.extend(keychain.into_iter().map(AppError::from));
-        made.extend(io.into_iter().map(|k| AppError::from(std::io::Error::from(k))));
-        made.push(AppError::from(hermes_client::StartError::Persist("x".into())));
-        for e in made {
-            assert!(APP_ERROR_CODES.contains(&e.code.as_str()), "`{}` is not in APP_ERROR_CODES", e.code);
+        for (e, code) in store {
+            assert_eq!(AppError::from(e).code, code);
         }
+        use hermes_client::keychain::KeychainError as K;
+        assert_eq!(AppError::from(K::Unavailable("x".into())).code, ErrorCode::KeychainUnavailable);
+        assert_eq!(AppError::from(K::Locked("x".into())).code, ErrorCode::KeychainLocked);
+        assert_eq!(AppError::from(K::Other("x".into())).code, ErrorCode::KeychainError);
+        let io = |k| AppError::from(std::io::Error::from(k)).code;
+        assert_eq!(io(std::io::ErrorKind::NotFound), ErrorCode::NotFound);
+        assert_eq!(io(std::io::ErrorKind::PermissionDenied), ErrorCode::PermissionDenied);
+        assert_eq!(io(std::io::ErrorKind::Other), ErrorCode::IoError);
     }
 
-    /// The page translates every code the shell, a refused command and a dropped connection can carry (A-3 decision,
-    /// issue: no raw SQL or engine text on screen).
+    /// The page's lists of what events carry match the Rust sources (its sentences for `ErrorCode` are checked by
+    /// `tsc`: errors.ts keys them by the generated union).
     #[test]
     fn the_page_names_every_code() {
-        let shell = page_list("SHELL_ERROR_CODES");
-        for code in APP_ERROR_CODES {
-            assert!(shell.iter().any(|c| c == code), "`{code}` is not in SHELL_ERROR_CODES (ui/src/lib/errors.ts)");
-        }
-        for code in &shell {
-            assert!(APP_ERROR_CODES.contains(&code.as_str()), "`{code}` of SHELL_ERROR_CODES is no AppError code");
-        }
         let mut refusals = page_list("REFUSAL_CODES");
         refusals.sort();
         let mut rust = hermes_protocol::Refusal::ALL_CODES.to_vec();

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 
 /// The picture at `path` if it fits `max_bytes`, else a JPEG copy in `tmp` small enough to fit.
 pub fn downscale(path: &Path, max_bytes: u64, tmp: &Path) -> AppResult<String> {
@@ -13,7 +13,7 @@ pub fn downscale(path: &Path, max_bytes: u64, tmp: &Path) -> AppResult<String> {
     let img = image::ImageReader::open(path)?
         .with_guessed_format()?
         .decode()
-        .map_err(|e| AppError::new("not_an_image", format!("this picture cannot be read: {e}")))?;
+        .map_err(|e| AppError::new(ErrorCode::NotAnImage, format!("this picture cannot be read: {e}")))?;
     let rgb = image::DynamicImage::ImageRgb8(img.to_rgb8());
     std::fs::create_dir_all(tmp)?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("image");
@@ -30,7 +30,7 @@ pub fn downscale(path: &Path, max_bytes: u64, tmp: &Path) -> AppResult<String> {
         }
         side = (side * 3 / 4).max(64);
     }
-    Err(AppError::new("too_large", "this picture stays too large even when downscaled"))
+    Err(AppError::new(ErrorCode::TooLarge, "this picture stays too large even when downscaled"))
 }
 
 /// Duration in milliseconds of a RIFF/WAVE file, from its header alone (the `fmt ` byte rate and the `data`

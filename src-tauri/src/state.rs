@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use hermes_client::{Handle, Secret};
 use hermes_store::Store;
 
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 use crate::ipc::{EngineCommand, KeychainInfo};
 
 pub struct Engine {
@@ -44,9 +44,10 @@ impl AppState {
     /// (nothing sent).
     pub async fn engine_command(&self, profile_id: &str, command: EngineCommand) -> AppResult<Option<String>> {
         let engines = self.engines.lock().await;
-        let e =
-            engines.get(profile_id).ok_or_else(|| AppError::new("not_connected", "this profile is not connected"))?;
-        e.handle.command(command).await.map_err(|r| AppError::new(r.code(), r.to_string()))
+        let e = engines
+            .get(profile_id)
+            .ok_or_else(|| AppError::new(ErrorCode::NotConnected, "this profile is not connected"))?;
+        e.handle.command(command).await.map_err(|r| AppError::from(&r))
     }
 
     pub fn new(store: Store, data_dir: PathBuf, log_dir: PathBuf, keychain: Keychain) -> Self {

@@ -23,7 +23,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 use tauri_specta::Event as _;
 
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorCode};
 
 /// Push-to-talk clips may run past one message: capture up to four messages' worth, then split.
 const MAX_PTT_BYTES: usize = 4 * MAX_WAV_BYTES;
@@ -153,7 +153,7 @@ pub enum VoiceEvent {
     /// Hands-free: one utterance, ready to send.
     Utterance { clips: Vec<VoiceClip> },
     /// The microphone failed (unplugged…): recording has ended.
-    Error { code: String, message: String },
+    Error { code: ErrorCode, message: String },
 }
 
 /// The push-to-talk shortcut was pressed or released (also while the window is in the background).
@@ -271,12 +271,12 @@ impl VoiceState {
 /// Stable codes for the UI (its texts are translated there).
 pub fn capture_error(e: &CaptureError) -> AppError {
     let code = match e {
-        CaptureError::NoDevice => "no_microphone",
-        CaptureError::DeviceNotFound(_) => "microphone_not_found",
-        CaptureError::Open(_) => "microphone_busy",
-        CaptureError::DeviceLost(_) => "microphone_lost",
-        CaptureError::TooShort { .. } => "too_short",
-        _ => "audio_failed",
+        CaptureError::NoDevice => ErrorCode::NoMicrophone,
+        CaptureError::DeviceNotFound(_) => ErrorCode::MicrophoneNotFound,
+        CaptureError::Open(_) => ErrorCode::MicrophoneBusy,
+        CaptureError::DeviceLost(_) => ErrorCode::MicrophoneLost,
+        CaptureError::TooShort { .. } => ErrorCode::TooShort,
+        _ => ErrorCode::AudioFailed,
     };
     AppError::new(code, e.to_string())
 }
@@ -311,7 +311,7 @@ pub fn write_clips(samples: &[i16], dir: &Path, max_bytes: usize) -> AppResult<V
 /// Check a shortcut string the way the plugin will parse it.
 pub fn parse_shortcut(s: &str) -> AppResult<tauri_plugin_global_shortcut::Shortcut> {
     s.parse::<tauri_plugin_global_shortcut::Shortcut>()
-        .map_err(|e| AppError::new("invalid_shortcut", format!("\"{s}\" is not a valid shortcut: {e}")))
+        .map_err(|e| AppError::new(ErrorCode::InvalidShortcut, format!("\"{s}\" is not a valid shortcut: {e}")))
 }
 
 /* ---------- global shortcut ---------- */
@@ -327,7 +327,7 @@ pub fn apply_shortcut(app: &AppHandle, shortcut: Option<&str>) -> AppResult<()> 
         let pressed = ev.state() == tauri_plugin_global_shortcut::ShortcutState::Pressed;
         let _ = PushToTalk { pressed }.emit(app);
     })
-    .map_err(|e| AppError::new("shortcut_unavailable", format!("cannot use \"{s}\" as a global shortcut: {e}")))
+    .map_err(|e| AppError::new(ErrorCode::ShortcutUnavailable, format!("cannot use \"{s}\" as a global shortcut: {e}")))
 }
 
 /// How long after start-up the push-to-talk shortcut is registered (see [`register_shortcut_soon`]).
@@ -468,7 +468,7 @@ pub async fn voice_start(
             cancelled.store(true, Ordering::Relaxed);
             return Err(match (&e, &set.device) {
                 (CaptureError::DeviceNotFound(_), Some(d)) => AppError::new(
-                    "microphone_not_found",
+                    ErrorCode::MicrophoneNotFound,
                     format!(
                         "The microphone \"{d}\" is not connected. Plug it in, or choose another one in Settings → Voice."
                     ),
@@ -549,7 +549,7 @@ pub async fn voice_stop(
     send: Option<VoiceSendTo>,
 ) -> AppResult<Vec<VoiceClip>> {
     let Some(active) = state.active.lock()?.take() else {
-        return Err(AppError::new("not_recording", "nothing is being recorded"));
+        return Err(AppError::new(ErrorCode::NotRecording, "nothing is being recorded"));
     };
     let tmp = state.tmp_dir.clone();
     let mut clips = blocking(move || match active.mode {
@@ -652,8 +652,8 @@ pub async fn tts_status(app: AppHandle) -> AppResult<TtsStatus> {
 pub async fn tts_speak(app: AppHandle, text: String) -> AppResult<u32> {
     blocking(move || {
         let st = app.state::<VoiceState>();
-        let sp = st.speaker(&app).map_err(|e| AppError::new("tts_unavailable", e))?;
-        let n = sp.speak_sentences(&text).map_err(|e| AppError::new("tts_failed", e.to_string()))?;
+        let sp = st.speaker(&app).map_err(|e| AppError::new(ErrorCode::TtsUnavailable, e))?;
+        let n = sp.speak_sentences(&text).map_err(|e| AppError::new(ErrorCode::TtsFailed, e.to_string()))?;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     })
     .await?

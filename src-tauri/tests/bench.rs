@@ -22,12 +22,12 @@ fn seeded(url: &str) -> (tempfile::TempDir, String) {
     store
         .atomically(|s| {
             for i in 0..n {
-                let dir = if i % 2 == 0 { hermes_store::Direction::Out } else { hermes_store::Direction::In };
+                let dir = if i % 2 == 0 { hermes_store::Direction::Up } else { hermes_store::Direction::Down };
                 let text = format!(
                     "History message {i}: **markdown** with `code`, a [link](https://example.com/{i}) and some text to wrap across the bubble width."
                 );
                 let mut m = hermes_store::Message::new(&conv.id, dir, &text, t0 + i * 1000);
-                if dir == hermes_store::Direction::Out {
+                if dir == hermes_store::Direction::Up {
                     m.delivery = Some(hermes_store::Delivery::Delivered);
                 }
                 s.message_upsert(&m)?;

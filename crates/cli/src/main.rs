@@ -4,19 +4,14 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use std::sync::{Arc, Mutex};
 
 use hermes_client::{EngineConfig, Secret, StorePersist};
 use hermes_protocol::{Command, Dialect, DisconnectCode, Event};
 use hermes_store::Store;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum DialectArg {
-    Adapter,
-    V3,
-}
 
 /// Talk to your Hermes agent from a terminal.
 ///
@@ -30,8 +25,9 @@ struct Args {
     /// This device's id: choose once, keep forever.
     #[arg(long)]
     device_id: String,
-    #[arg(long, value_enum, default_value = "adapter")]
-    dialect: DialectArg,
+    #[arg(long, default_value = "adapter",
+          value_parser = PossibleValuesParser::new(["adapter", "v3"]).try_map(|s| s.parse::<Dialect>()))]
+    dialect: Dialect,
     /// Where the outbox, history and received files live (default: the OS data folder).
     #[arg(long)]
     data_dir: Option<PathBuf>,
@@ -77,21 +73,17 @@ fn profile_and_conversation(
     args: &Args,
     dialect: Dialect,
 ) -> anyhow::Result<(hermes_store::Profile, hermes_store::Conversation)> {
-    let store_dialect = match dialect {
-        Dialect::Adapter => hermes_store::Dialect::Adapter,
-        Dialect::V3 => hermes_store::Dialect::V3,
-    };
     let existing = store
         .profiles()?
         .into_iter()
-        .find(|p| p.url == args.url && p.device_id == args.device_id && p.dialect == store_dialect);
+        .find(|p| p.url == args.url && p.device_id == args.device_id && p.dialect == dialect);
     let profile = match existing {
         Some(p) => p,
         None => store.profile_create_with_device_id(
             &hermes_store::NewProfile {
                 name: format!("hermes-chat {}", args.device_id),
                 url: args.url.clone(),
-                dialect: store_dialect,
+                dialect,
                 v3_user_id: args.user_id.clone(),
                 allow_insecure_ws: args.allow_insecure_ws,
                 avatar_url: None,
@@ -134,10 +126,7 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let data_dir = hermes_store::resolve_data_dir(args.data_dir.as_deref())?;
     std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create {}", data_dir.display()))?;
-    let dialect = match args.dialect {
-        DialectArg::Adapter => Dialect::Adapter,
-        DialectArg::V3 => Dialect::V3,
-    };
+    let dialect = args.dialect;
     let store =
         Store::open_in(&data_dir).with_context(|| format!("cannot open the history in {}", data_dir.display()))?;
     let (profile, conversation) = profile_and_conversation(&store, &args, dialect)?;

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use hermes_protocol::media::safe_filename;
 
-/// A-18 kind of an uplink file from its MIME type.
-pub fn adapter_kind_for_mime(mime: &str) -> &'static str {
+/// The kind of a file from its MIME type, one rule for the wire and the UI: `image`, `video` or `audio` by the type's
+/// prefix, anything else `document` (the adapter's word, A-18).
+pub fn kind_for_mime(mime: &str) -> &'static str {
     match mime.split('/').next().unwrap_or("") {
         "image" => "image",
         "video" => "video",
@@ -128,10 +129,14 @@ mod tests {
 
     #[test]
     fn a18_kinds_follow_mime() {
-        assert_eq!(adapter_kind_for_mime("image/png"), "image");
-        assert_eq!(adapter_kind_for_mime("audio/wav"), "audio");
-        assert_eq!(adapter_kind_for_mime("video/mp4"), "video");
-        assert_eq!(adapter_kind_for_mime("application/pdf"), "document");
+        assert_eq!(kind_for_mime("image/png"), "image");
+        assert_eq!(kind_for_mime("audio/wav"), "audio");
+        assert_eq!(kind_for_mime("video/mp4"), "video");
+        assert_eq!(kind_for_mime("application/pdf"), "document");
+        assert_eq!(kind_for_mime("application/octet-stream"), "document");
+        assert_eq!(kind_for_mime("text/plain"), "document");
+        assert_eq!(kind_for_mime(""), "document");
+        assert_eq!(kind_for_mime("imagefoo"), "document");
         assert_eq!(mime_for_path(Path::new("x.PNG")), "image/png");
         assert_eq!(mime_for_path(Path::new("x.unknownext")), "application/octet-stream");
     }

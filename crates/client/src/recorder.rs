@@ -82,7 +82,7 @@ impl StorePersist {
                     m
                 }
                 None => {
-                    let mut m = Message::new(&conv, Direction::In, text, now);
+                    let mut m = Message::new(&conv, Direction::Down, text, now);
                     m.server_id = Some(server_id.to_string());
                     m.reply_to = reply_to.map(str::to_string);
                     m.assembly = if final_ { Assembly::Final } else { Assembly::Streaming };
@@ -116,7 +116,7 @@ impl StorePersist {
         self.with(|s| {
             s.atomically(|s| {
                 let conv = self.conversation_for(s, session.as_deref())?;
-                let mut m = Message::new(&conv, Direction::In, caption.as_deref().unwrap_or(""), now_ms());
+                let mut m = Message::new(&conv, Direction::Down, caption.as_deref().unwrap_or(""), now_ms());
                 m.server_id = Some(format!("media:{id}"));
                 let media_id = hermes_store::new_id();
                 m.attachments = vec![media_id.clone()];
@@ -192,7 +192,7 @@ impl Persist for StorePersist {
             })?;
             // milliseconds, like the agent's messages: a message sent within the same second as the ones around it
             // keeps its place in the history (the record's `created_unix` is whole seconds, for the v3 envelope)
-            let mut m = Message::new(&conv, Direction::Out, &text, now_ms());
+            let mut m = Message::new(&conv, Direction::Up, &text, now_ms());
             m.id = rec.id.clone();
             m.retry_of = rec.retry_of.clone();
             if let Payload::Text { reply_to, .. } = &rec.payload {
@@ -288,7 +288,7 @@ impl Persist for StorePersist {
             Event::Error { code, text, id: Some(id) } => self.with(|s| {
                 if let Some(m) = s.message_get(id)? {
                     s.message_set_error(id, Some(&MessageError { code: code.clone(), text: text.clone() }))?;
-                    if m.direction == Direction::Out && code != "upload_failed" {
+                    if m.direction == Direction::Up && code != "upload_failed" {
                         s.message_set_delivery(id, Delivery::Failed)?;
                     }
                 }

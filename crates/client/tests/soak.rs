@@ -415,8 +415,8 @@ async fn soak_exchanges_and_uploads_across_faults_lose_nothing_and_duplicate_not
     // --- the client's store: every message delivered once, every reply complete, none twice
     let s = store.lock().unwrap();
     let page = s.page(&conv_id, None, s.count(&conv_id).unwrap() as u32 + 1).unwrap();
-    let outgoing: Vec<_> = page.messages.iter().filter(|m| m.direction == Direction::Out).collect();
-    let incoming: Vec<_> = page.messages.iter().filter(|m| m.direction == Direction::In).collect();
+    let outgoing: Vec<_> = page.messages.iter().filter(|m| m.direction == Direction::Up).collect();
+    let incoming: Vec<_> = page.messages.iter().filter(|m| m.direction == Direction::Down).collect();
     assert_eq!(outgoing.len(), all_ids.len(), "seed {seed}: one local row per sent message");
     assert!(s.outbox_pending(&profile_id).unwrap().is_empty(), "seed {seed}: the outbox is empty");
     let mut server_ids = HashSet::new();

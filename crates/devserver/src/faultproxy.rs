@@ -29,14 +29,8 @@ use tokio::task::JoinHandle;
 
 use crate::lock;
 
-/// Which way the bytes go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Direction {
-    /// Client → server.
-    Up,
-    /// Server → client.
-    Down,
-}
+/// Which way the bytes go: `Up` client → server, `Down` server → client.
+pub use hermes_protocol::Direction;
 
 /// A deterministic pseudo-random generator (SplitMix64): the same seed gives the same faults on every machine.
 #[derive(Debug, Clone)]

@@ -11,15 +11,8 @@ use hermes_protocol::v3::MediaDescriptor;
 use serde::Serialize;
 use tokio::sync::watch;
 
-/// Which dialect an item came in on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Dialect {
-    /// The adapter protocol at `/ws` (A-…).
-    Adapter,
-    /// Hermes Chat v3 at `/ws/app` (G-…).
-    V3,
-}
+/// Which dialect an item came in on: the adapter protocol at `/ws` (A-…) or Hermes Chat v3 at `/ws/app` (G-…).
+pub use hermes_protocol::Dialect;
 
 /// One accepted uplink item.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -177,5 +170,22 @@ mod tests {
         assert!(log.repeat(Dialect::Adapter, "d1", "m1"));
         assert!(!log.repeat(Dialect::Adapter, "d1", "nope"));
         assert_eq!(log.entries()[0].repeats, 2);
+    }
+
+    /// The log's JSON names the dialect `adapter` / `v3` (what tests and tools read).
+    #[test]
+    fn log_json_shape() {
+        let log = Log::new();
+        log.accept(Dialect::Adapter, "d1", "m1", LogItem::Text { text: "hi".into(), reply_to: None });
+        log.accept(Dialect::V3, "u1", "m2", LogItem::Text { text: "yo".into(), reply_to: Some("m1".into()) });
+        assert_eq!(
+            serde_json::to_value(log.entries()).unwrap(),
+            serde_json::json!([
+                {"seq": 0, "dialect": "adapter", "peer": "d1", "id": "m1", "repeats": 0,
+                 "item": {"type": "text", "text": "hi", "reply_to": null}},
+                {"seq": 1, "dialect": "v3", "peer": "u1", "id": "m2", "repeats": 0,
+                 "item": {"type": "text", "text": "yo", "reply_to": "m1"}},
+            ])
+        );
     }
 }

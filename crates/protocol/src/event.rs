@@ -202,11 +202,14 @@ pub enum DisconnectCode {
     Protocol,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Which way something travels: a transfer's progress, a message in the store, bytes through the fault proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
+    /// From the user to the agent (sent).
     Up,
+    /// From the agent to the user (received).
     Down,
 }
 

@@ -55,8 +55,8 @@ pub fn render_markdown(ex: &ConversationExport) -> String {
     );
     for m in &ex.messages {
         let sender = match m.direction {
-            Direction::Out => "You",
-            Direction::In => ex.profile_name.as_str(),
+            Direction::Up => "You",
+            Direction::Down => ex.profile_name.as_str(),
         };
         let _ = writeln!(out, "---\n\n**{}** · {}\n", one_line(sender), format_utc(m.created_at));
         if !m.text.is_empty() {

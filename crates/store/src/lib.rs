@@ -192,7 +192,7 @@ impl Store {
     /// # let p = store.profile_create(&NewProfile { name: "a".into(), url: "ws://x".into(),
     /// #     dialect: Dialect::V3, v3_user_id: None, allow_insecure_ws: false, avatar_url: None }).unwrap();
     /// # let conv = store.conversation_create(&p.id, "t").unwrap();
-    /// let msg = Message::new(&conv.id, Direction::Out, "hi", now_ms());
+    /// let msg = Message::new(&conv.id, Direction::Up, "hi", now_ms());
     /// store.atomically(|s| {
     ///     s.message_upsert(&msg)?;
     ///     s.outbox_insert(&NewOutboxEntry {

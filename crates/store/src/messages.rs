@@ -2,6 +2,7 @@
 
 use rusqlite::{OptionalExtension, Row, params};
 
+use crate::types::DirectionText;
 use crate::{Cursor, Delivery, Error, Message, MessageError, Page, Result, Store, now_ms};
 
 pub(crate) const COLS: &str = "m.id, m.conversation_id, m.server_id, m.direction, m.text, \
@@ -20,7 +21,7 @@ pub(crate) fn from_row(r: &Row<'_>) -> rusqlite::Result<(Message, i64)> {
             id: r.get(0)?,
             conversation_id: r.get(1)?,
             server_id: r.get(2)?,
-            direction: r.get(3)?,
+            direction: r.get::<_, DirectionText>(3)?.0,
             text: r.get(4)?,
             assembly: r.get(5)?,
             edit_count: r.get(6)?,
@@ -71,7 +72,7 @@ impl Store {
             m.id,
             m.conversation_id,
             m.server_id,
-            m.direction,
+            DirectionText(m.direction),
             m.text,
             m.assembly,
             m.edit_count,

@@ -3,6 +3,7 @@
 use rand::Rng;
 use rusqlite::{OptionalExtension, Row, params};
 
+use crate::types::DialectText;
 use crate::{Dialect, Error, NewProfile, Profile, ProfileUpdate, Result, Store, new_id, now_ms};
 
 const COLS: &str = "id, name, url, dialect, device_id, v3_user_id, allow_insecure_ws, avatar_url, \
@@ -15,7 +16,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Profile> {
         id: r.get(0)?,
         name: r.get(1)?,
         url: r.get(2)?,
-        dialect: r.get(3)?,
+        dialect: r.get::<_, DialectText>(3)?.0,
         device_id: r.get(4)?,
         v3_user_id: r.get(5)?,
         allow_insecure_ws: r.get(6)?,
@@ -70,7 +71,7 @@ impl Store {
                 profile.id,
                 profile.name,
                 profile.url,
-                profile.dialect,
+                DialectText(profile.dialect),
                 profile.device_id,
                 profile.v3_user_id,
                 profile.allow_insecure_ws,

@@ -51,26 +51,76 @@ macro_rules! text_enum {
     };
 }
 
-text_enum!(
-    /// Which protocol a profile's server speaks.
-    Dialect {
-        /// The mobile adapter: one server-side session `mobile:<device id>`.
-        Adapter => "adapter",
-        /// Hermes v3: many sessions, one per conversation.
-        V3 => "v3",
-    }
-);
+/// The protocol's own types, one definition each; the store keeps its columns' text (`'adapter'`/`'v3'`,
+/// `'out'`/`'in'`) through [`DialectText`] and [`DirectionText`] (no migration).
+pub use hermes_protocol::{Dialect, Direction};
 
-text_enum!(
-    /// Who wrote a message.
-    #[cfg_attr(feature = "specta", specta(rename = "MessageDirection"))]
-    Direction {
-        /// Sent by the user.
-        Out => "out",
-        /// Received from the agent.
-        In => "in",
+/// A [`Dialect`] as the `profiles.dialect` column spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DialectText(pub Dialect);
+
+impl ToSql for DialectText {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.0.as_str()))
     }
-);
+}
+
+impl FromSql for DialectText {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = value.as_str()?;
+        s.parse().map(DialectText).map_err(|_| FromSqlError::Other(format!("invalid Dialect {s:?}").into()))
+    }
+}
+
+/// A message's [`Direction`] as the `messages.direction` column (and the JSON export) spells it: `out` (sent, up)
+/// and `in` (received, down).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DirectionText(pub Direction);
+
+impl DirectionText {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self.0 {
+            Direction::Up => "out",
+            Direction::Down => "in",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Self> {
+        match s {
+            "out" => Some(DirectionText(Direction::Up)),
+            "in" => Some(DirectionText(Direction::Down)),
+            _ => None,
+        }
+    }
+}
+
+impl ToSql for DirectionText {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+impl FromSql for DirectionText {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = value.as_str()?;
+        DirectionText::parse(s).ok_or_else(|| FromSqlError::Other(format!("invalid Direction {s:?}").into()))
+    }
+}
+
+/// `Message::direction` in serde as the export files have always written it (`"out"`/`"in"`).
+mod direction_text {
+    use super::{Direction, DirectionText};
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    pub(super) fn serialize<S: Serializer>(d: &Direction, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(DirectionText(*d).as_str())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Direction, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        DirectionText::parse(&s).map(|t| t.0).ok_or_else(|| D::Error::unknown_variant(&s, &["out", "in"]))
+    }
+}
 
 text_enum!(
     /// Whether a (streamed) message is still being assembled.
@@ -276,6 +326,8 @@ pub struct Message {
     pub conversation_id: String,
     /// Server's id once known; unique within a conversation.
     pub server_id: Option<String>,
+    /// `Up`: the user's, `Down`: the agent's (`"out"`/`"in"` in JSON, as export files have it).
+    #[serde(with = "direction_text")]
     pub direction: Direction,
     pub text: String,
     pub assembly: Assembly,
@@ -312,8 +364,8 @@ impl Message {
             reply_to: None,
             error: None,
             delivery: match direction {
-                Direction::Out => Some(Delivery::Queued),
-                Direction::In => None,
+                Direction::Up => Some(Delivery::Queued),
+                Direction::Down => None,
             },
             created_at: now_ms,
             updated_at: now_ms,

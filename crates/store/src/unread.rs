@@ -46,13 +46,13 @@ mod tests {
     fn the_agents_messages_after_the_last_read_are_unread() {
         let (s, c) = store_with_chat();
         assert_eq!(s.unread_count(&c.id).unwrap(), 0);
-        s.message_upsert(&Message::new(&c.id, Direction::In, "one", 1)).unwrap();
-        s.message_upsert(&Message::new(&c.id, Direction::Out, "mine", 2)).unwrap();
-        s.message_upsert(&Message::new(&c.id, Direction::In, "two", 3)).unwrap();
+        s.message_upsert(&Message::new(&c.id, Direction::Down, "one", 1)).unwrap();
+        s.message_upsert(&Message::new(&c.id, Direction::Up, "mine", 2)).unwrap();
+        s.message_upsert(&Message::new(&c.id, Direction::Down, "two", 3)).unwrap();
         assert_eq!(s.unread_count(&c.id).unwrap(), 2, "the user's own message is not unread");
         s.mark_read(&c.id).unwrap();
         assert_eq!(s.unread_count(&c.id).unwrap(), 0);
-        s.message_upsert(&Message::new(&c.id, Direction::In, "three", 4)).unwrap();
+        s.message_upsert(&Message::new(&c.id, Direction::Down, "three", 4)).unwrap();
         assert_eq!(s.unread_count(&c.id).unwrap(), 1);
         // an edit of a read message (a streamed reply growing) is not a new unread one
         s.mark_read(&c.id).unwrap();

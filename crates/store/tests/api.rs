@@ -116,7 +116,7 @@ fn device_id_survives_reopen() {
 fn profile_delete_cascades_and_returns_media_paths() {
     let s = store();
     let (p, c) = setup_v3(&s);
-    let m = msg(&c.id, Direction::Out, "hello", 1);
+    let m = msg(&c.id, Direction::Up, "hello", 1);
     s.message_upsert(&m).expect("msg");
     s.outbox_insert(&NewOutboxEntry {
         id: m.id.clone(),
@@ -167,7 +167,7 @@ fn v3_conversations_create_rename_delete_and_order() {
     }
     // A message in A makes A the most recently updated.
     let far_future = now_ms() + 1_000_000;
-    s.message_upsert(&msg(&a.id, Direction::In, "fresh", far_future)).expect("m");
+    s.message_upsert(&msg(&a.id, Direction::Down, "fresh", far_future)).expect("m");
     let list = s.conversations(&p.id).expect("list");
     assert_eq!(list.iter().map(|c| c.title.as_str()).collect::<Vec<_>>(), ["A", "B"]);
     assert_eq!(list[0].updated_at, far_future);
@@ -219,10 +219,10 @@ fn drafts_are_kept_per_conversation_replaced_cleared_and_deleted_with_it() {
 fn last_preview_tracks_newest_message_only() {
     let s = store();
     let (_, c) = setup_v3(&s);
-    let newer = msg(&c.id, Direction::In, "newer", 200);
+    let newer = msg(&c.id, Direction::Down, "newer", 200);
     s.message_upsert(&newer).expect("newer");
     // An older message (history sync) does not replace the preview.
-    s.message_upsert(&msg(&c.id, Direction::In, "older", 100)).expect("older");
+    s.message_upsert(&msg(&c.id, Direction::Down, "older", 100)).expect("older");
     let conv = |s: &Store| s.conversation_get(&c.id).expect("get").expect("some");
     assert_eq!(conv(&s).last_preview.as_deref(), Some("newer"));
     // Streaming edit of the newest one updates it.
@@ -233,7 +233,7 @@ fn last_preview_tracks_newest_message_only() {
     assert_eq!(conv(&s).last_preview.as_deref(), Some("newer, longer"));
     assert_eq!(conv(&s).updated_at.max(300), conv(&s).updated_at);
     // Attachment-only message.
-    let mut att = msg(&c.id, Direction::Out, "", 400);
+    let mut att = msg(&c.id, Direction::Up, "", 400);
     att.attachments = vec!["media-1".into()];
     s.message_upsert(&att).expect("att");
     assert_eq!(conv(&s).last_preview.as_deref(), Some("[attachment]"));
@@ -248,7 +248,7 @@ fn last_preview_tracks_newest_message_only() {
 fn streamed_reply_is_upserted_in_place() {
     let s = store();
     let (_, c) = setup_v3(&s);
-    let mut m = msg(&c.id, Direction::In, "", 1000);
+    let mut m = msg(&c.id, Direction::Down, "", 1000);
     m.assembly = Assembly::Streaming;
     let mut text = String::new();
     for (i, delta) in ["Hel", "lo, ", "world"].iter().enumerate() {
@@ -280,7 +280,7 @@ fn streamed_reply_is_upserted_in_place() {
 fn streaming_messages_are_indexed_once_final() {
     let s = store();
     let (_, c) = setup_v3(&s);
-    let mut m = msg(&c.id, Direction::In, "partial zeppelin", 1);
+    let mut m = msg(&c.id, Direction::Down, "partial zeppelin", 1);
     m.assembly = Assembly::Streaming;
     s.message_upsert(&m).expect("stream");
     let find = |s: &Store, q: &str| s.search(q, &SearchOptions::default()).expect("search").len();
@@ -296,7 +296,7 @@ fn streaming_messages_are_indexed_once_final() {
     assert!(s.integrity_check().expect("check").is_empty());
 
     // Start-up recovery: interrupted streams become final, with an error, and searchable.
-    let mut other = msg(&c.id, Direction::In, "second zeppelin", 2);
+    let mut other = msg(&c.id, Direction::Down, "second zeppelin", 2);
     other.assembly = Assembly::Streaming;
     other.error = Some(MessageError { code: "own".into(), text: "kept".into() });
     s.message_upsert(&other).expect("other");
@@ -317,7 +317,7 @@ fn integrity_check_detects_an_fts_index_out_of_sync() {
     let path = tmp.path().join("db.sqlite3");
     let s = Store::open(&path).expect("open");
     let (_, c) = setup_v3(&s);
-    s.message_upsert(&msg(&c.id, Direction::In, "in sync", 1)).expect("m");
+    s.message_upsert(&msg(&c.id, Direction::Down, "in sync", 1)).expect("m");
     assert!(s.integrity_check().expect("check").is_empty());
     {
         let raw = rusqlite::Connection::open(&path).expect("raw");
@@ -330,7 +330,7 @@ fn integrity_check_detects_an_fts_index_out_of_sync() {
 fn message_fields_roundtrip_and_setters() {
     let s = store();
     let (_, c) = setup_v3(&s);
-    let mut m = msg(&c.id, Direction::Out, "ping", 5);
+    let mut m = msg(&c.id, Direction::Up, "ping", 5);
     m.reply_to = Some("other".into());
     m.edit_count = 2;
     m.attachments = vec!["a".into(), "b".into()];
@@ -357,13 +357,13 @@ fn server_id_is_unique_per_conversation_only() {
     let s = store();
     let (p, c) = setup_v3(&s);
     let c2 = s.conversation_create(&p.id, "other").expect("c2");
-    let mut a = msg(&c.id, Direction::In, "a", 1);
+    let mut a = msg(&c.id, Direction::Down, "a", 1);
     a.server_id = Some("dup".into());
     s.message_upsert(&a).expect("a");
-    let mut b = msg(&c.id, Direction::In, "b", 2);
+    let mut b = msg(&c.id, Direction::Down, "b", 2);
     b.server_id = Some("dup".into());
     assert!(matches!(s.message_upsert(&b), Err(Error::Constraint(_))));
-    let mut b2 = msg(&c2.id, Direction::In, "b", 2);
+    let mut b2 = msg(&c2.id, Direction::Down, "b", 2);
     b2.server_id = Some("dup".into());
     s.message_upsert(&b2).expect("other conversation may reuse it");
     // Moving a message to another conversation via upsert is refused.
@@ -371,7 +371,7 @@ fn server_id_is_unique_per_conversation_only() {
     moved.conversation_id = c2.id.clone();
     assert!(matches!(s.message_upsert(&moved), Err(Error::InvalidInput(_))));
     // Unknown conversation: foreign key.
-    assert!(matches!(s.message_upsert(&msg("no-such-conv", Direction::In, "x", 1)), Err(Error::Constraint(_))));
+    assert!(matches!(s.message_upsert(&msg("no-such-conv", Direction::Down, "x", 1)), Err(Error::Constraint(_))));
 }
 
 #[test]
@@ -381,7 +381,7 @@ fn paging_newest_first_with_cursor() {
     let mut ids = Vec::new();
     for i in 0..25 {
         // Pairs share a timestamp to exercise the insertion-order tie-breaker.
-        let m = msg(&c.id, Direction::In, &format!("m{i}"), 1000 + i / 2);
+        let m = msg(&c.id, Direction::Down, &format!("m{i}"), 1000 + i / 2);
         s.message_upsert(&m).expect("upsert");
         ids.push(m.id);
     }
@@ -508,7 +508,7 @@ fn outbox_is_per_profile_and_validates_refs() {
 fn message_and_outbox_commit_together_or_not_at_all() {
     let s = store();
     let (p, c) = setup_v3(&s);
-    let m = msg(&c.id, Direction::Out, "atomic", 1);
+    let m = msg(&c.id, Direction::Up, "atomic", 1);
     let r = s.atomically(|s| {
         s.message_upsert(&m)?;
         s.outbox_insert(&entry(&p, &c, &m.id))?;
@@ -563,7 +563,7 @@ fn media_index_lookup_by_id_sha_and_message() {
     assert!(matches!(s.media_insert(&media(&p.id, "d", "x.png", "nothex")), Err(Error::InvalidInput(_))));
     assert!(matches!(s.media_insert(&media("ghost", "d", "x.png", &sha)), Err(Error::Constraint(_))));
 
-    let m = msg(&c.id, Direction::Out, "", 1);
+    let m = msg(&c.id, Direction::Up, "", 1);
     s.media_set_message("a", Some(&m.id)).expect("link");
     assert_eq!(s.media_for_message(&m.id).expect("for msg").len(), 1);
     s.media_set_message("a", None).expect("unlink");
@@ -580,9 +580,10 @@ fn search_ranks_filters_and_marks() {
     let s = store();
     let (p, c) = setup_v3(&s);
     let (p2, c2) = setup_v3(&s);
-    let weak = msg(&c.id, Direction::In, "a long message that mentions kubernetes once among many other words here", 1);
-    let strong = msg(&c.id, Direction::Out, "kubernetes kubernetes", 2);
-    let elsewhere = msg(&c2.id, Direction::In, "kubernetes in another profile", 3);
+    let weak =
+        msg(&c.id, Direction::Down, "a long message that mentions kubernetes once among many other words here", 1);
+    let strong = msg(&c.id, Direction::Up, "kubernetes kubernetes", 2);
+    let elsewhere = msg(&c2.id, Direction::Down, "kubernetes in another profile", 3);
     for m in [&weak, &strong, &elsewhere] {
         s.message_upsert(m).expect("upsert");
     }
@@ -613,7 +614,7 @@ fn search_ranks_filters_and_marks() {
     // Limit.
     assert_eq!(s.search("kubernetes", &SearchOptions { limit: 1, ..Default::default() }).expect("lim").len(), 1);
     // Diacritics folded.
-    s.message_upsert(&msg(&c.id, Direction::In, "café crème", 4)).expect("upsert");
+    s.message_upsert(&msg(&c.id, Direction::Down, "café crème", 4)).expect("upsert");
     assert_eq!(s.search("cafe", &SearchOptions::default()).expect("fold").len(), 1);
 }
 
@@ -621,7 +622,7 @@ fn search_ranks_filters_and_marks() {
 fn search_input_never_breaks_fts_syntax() {
     let s = store();
     let (_, c) = setup_v3(&s);
-    s.message_upsert(&msg(&c.id, Direction::In, "he said \"NEAR\" AND (or) not-this: col*", 1)).expect("upsert");
+    s.message_upsert(&msg(&c.id, Direction::Down, "he said \"NEAR\" AND (or) not-this: col*", 1)).expect("upsert");
     for q in [
         "\"",
         "\"\"",
@@ -653,7 +654,7 @@ fn search_input_never_breaks_fts_syntax() {
 fn search_index_follows_edits_and_deletes() {
     let s = store();
     let (_, c) = setup_v3(&s);
-    let mut m = msg(&c.id, Direction::In, "alpha", 1);
+    let mut m = msg(&c.id, Direction::Down, "alpha", 1);
     s.message_upsert(&m).expect("upsert");
     m.text = "beta".into();
     s.message_upsert(&m).expect("edit");
@@ -671,9 +672,9 @@ fn export_markdown_and_json() {
     let s = store();
     let (p, c) = setup_v3(&s);
     s.media_insert(&media(&p.id, "img1", "2024/cat.png", &"ab".repeat(32))).expect("media");
-    let mut q = msg(&c.id, Direction::Out, "Show me a cat", 1_700_000_000_000);
+    let mut q = msg(&c.id, Direction::Up, "Show me a cat", 1_700_000_000_000);
     q.attachments = vec!["img1".into()];
-    let mut a = msg(&c.id, Direction::In, "Here is a cat.\nMeow.", 1_700_000_060_000);
+    let mut a = msg(&c.id, Direction::Down, "Here is a cat.\nMeow.", 1_700_000_060_000);
     a.error = Some(MessageError { code: "rate".into(), text: "slow down".into() });
     s.message_upsert(&a).expect("a");
     s.message_upsert(&q).expect("q");
@@ -695,7 +696,34 @@ fn export_markdown_and_json() {
     let text = serde_json::to_string(&ex).expect("ser");
     let back: ConversationExport = serde_json::from_str(&text).expect("de");
     assert_eq!(back, ex);
+    // the export file's text is what it always was: the user's message "out", the agent's "in"
+    let json: serde_json::Value = serde_json::from_str(&text).expect("value");
+    let directions: Vec<&str> =
+        json["messages"].as_array().unwrap().iter().map(|m| m["direction"].as_str().unwrap()).collect();
+    assert_eq!(directions, ["out", "in"]);
     assert!(matches!(s.export_json("nope"), Err(Error::NotFound(_))));
+}
+
+/// The protocol's Direction and Dialect are the store's; the columns keep their old text (no migration).
+#[test]
+fn direction_and_dialect_keep_their_column_text() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let path = tmp.path().join("hermes.db");
+    let s = Store::open(&path).expect("open");
+    let (p, c) = setup_v3(&s);
+    s.message_upsert(&msg(&c.id, Direction::Up, "mine", 1)).expect("up");
+    s.message_upsert(&msg(&c.id, Direction::Down, "theirs", 2)).expect("down");
+    let raw = rusqlite::Connection::open(&path).expect("open");
+    let mut st = raw.prepare("SELECT direction, text FROM messages ORDER BY created_at").expect("prep");
+    let rows: Vec<(String, String)> =
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).expect("q").map(Result::unwrap).collect();
+    assert_eq!(rows, [("out".to_string(), "mine".to_string()), ("in".to_string(), "theirs".to_string())]);
+    let dialect: String =
+        raw.query_row("SELECT dialect FROM profiles WHERE id = ?1", [&p.id], |r| r.get(0)).expect("dialect");
+    assert_eq!(dialect, "v3");
+    let page = s.page(&c.id, None, 10).expect("page");
+    assert_eq!(page.messages.iter().map(|m| m.direction).collect::<Vec<_>>(), [Direction::Down, Direction::Up]);
+    assert_eq!(s.profile_get(&p.id).expect("profile").expect("exists").dialect, hermes_store::Dialect::V3);
 }
 
 // -------------------------------------------------------------- data folder
@@ -754,7 +782,7 @@ fn disk_full_is_an_error_not_a_panic() {
     let big = "x".repeat(64 * 1024);
     let mut result = Ok(());
     for i in 0..64 {
-        result = s.message_upsert(&msg(&c.id, Direction::In, &big, i));
+        result = s.message_upsert(&msg(&c.id, Direction::Down, &big, i));
         if result.is_err() {
             break;
         }

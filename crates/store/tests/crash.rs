@@ -56,7 +56,7 @@ fn crash_child() {
         }
         s.atomically(|s| {
             for j in 0..BATCH {
-                let mut m = Message::new(&c.id, Direction::Out, &filler, i64::from(n));
+                let mut m = Message::new(&c.id, Direction::Up, &filler, i64::from(n));
                 m.id = format!("r{round}-b{n}-m{j}");
                 m.text = format!("{} {filler}", m.id);
                 s.message_upsert(&m)?;
@@ -70,7 +70,7 @@ fn crash_child() {
             }
             // A streamed message edited in the same transaction: its edit_count must always
             // equal the newest batch present.
-            let mut st = Message::new(&c.id, Direction::In, &format!("stream v{n}"), 0);
+            let mut st = Message::new(&c.id, Direction::Down, &format!("stream v{n}"), 0);
             st.id = stream_id.clone();
             st.assembly = Assembly::Streaming;
             st.edit_count = n;

@@ -170,7 +170,7 @@ fn migrate_from_every_earlier_version() {
             })
             .expect("write after upgrade");
         let c = s.conversation_for_adapter(&p.id).expect("conversation");
-        s.message_upsert(&Message::new(&c.id, Direction::In, "post-upgrade", 1)).expect("msg");
+        s.message_upsert(&Message::new(&c.id, Direction::Down, "post-upgrade", 1)).expect("msg");
         drop(s);
         // Reopening at the latest version is a no-op.
         let s = Store::open(&path).expect("reopen");

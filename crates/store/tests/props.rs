@@ -78,7 +78,7 @@ proptest! {
         // model: id -> (created_at, insertion order, text)
         let mut model: HashMap<String, (i64, usize, String)> = HashMap::new();
         for (k, (idx, at, text)) in ops.iter().enumerate() {
-            let mut m = Message::new(&c.id, Direction::In, text, *at);
+            let mut m = Message::new(&c.id, Direction::Down, text, *at);
             m.id = ids[*idx].clone();
             m.assembly = Assembly::Streaming;
             s.message_upsert(&m).expect("upsert");
@@ -111,7 +111,7 @@ proptest! {
     ) {
         let (s, p, c) = store_with_v3();
         let text = words.join(" ");
-        let m = Message::new(&c.id, Direction::In, &text, 1);
+        let m = Message::new(&c.id, Direction::Down, &text, 1);
         s.message_upsert(&m).expect("upsert");
         s.search(&query, &SearchOptions::default()).expect("arbitrary query must not error");
         let word = pick.get(&words);
@@ -197,7 +197,7 @@ proptest! {
     fn export_contains_every_message(texts in proptest::collection::vec(("[a-zA-Z0-9 .,!?]{1,30}", any::<bool>()), 0..15)) {
         let (s, _, c) = store_with_v3();
         for (i, (t, out)) in texts.iter().enumerate() {
-            let dir = if *out { Direction::Out } else { Direction::In };
+            let dir = if *out { Direction::Up } else { Direction::Down };
             s.message_upsert(&Message::new(&c.id, dir, t, i as i64 * 1000)).expect("upsert");
         }
         let ex = s.export_json(&c.id).expect("json");

@@ -58,7 +58,7 @@ fn token_never_reaches_the_database_files() {
 
     let c = s.conversation_create(&p.id, "Chat").expect("conv");
     for i in 0..200 {
-        let m = Message::new(&c.id, Direction::Out, &format!("message number {i}"), i);
+        let m = Message::new(&c.id, Direction::Up, &format!("message number {i}"), i);
         s.atomically(|s| {
             s.message_upsert(&m)?;
             s.outbox_insert(&NewOutboxEntry {
@@ -72,7 +72,7 @@ fn token_never_reaches_the_database_files() {
         })
         .expect("write");
     }
-    s.message_upsert(&Message::new(&c.id, Direction::In, &format!("canary {canary}"), 999)).expect("canary");
+    s.message_upsert(&Message::new(&c.id, Direction::Down, &format!("canary {canary}"), 999)).expect("canary");
     s.media_insert(&MediaEntry {
         id: "img".into(),
         profile_id: p.id.clone(),

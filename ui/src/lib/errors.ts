@@ -1,57 +1,79 @@
 // Every error code the backend can hand the page, and the sentence a person reads for each (en, ru, zh). The raw
 // English `message` / `reason` / `text` of our own errors never reaches the screen: it may hold SQL or an OS error.
 //
-// Where the codes come from (keep these lists in step; tests check both sides):
-// - SHELL_ERROR_CODES: the `AppError` codes of src-tauri/src — `AppError::new("…")`, the `From` impls in
-//   src-tauri/src/error.rs (store, keychain, engine start, io), voice.rs `capture_error`. The Rust test
-//   `error::tests::the_page_names_every_code` (src-tauri/src/error.rs) checks `APP_ERROR_CODES` against the sources and
-//   this file against it.
+// Where the codes come from:
+// - ErrorCode (generated in ../bindings): every `AppError.code` a failed call can carry — the shell's own and a
+//   refused command's. APP_ERROR_KEYS below is keyed by that union, so a code added in Rust without a sentence here
+//   fails `npm run check`.
 // - REFUSAL_CODES: `Refusal::ALL_CODES` in crates/protocol/src/refusal.rs — `rejected{code}` and the `AppError` of a
-//   refused command.
-// - ENGINE_ERROR_CODES: `error{code}` events the engine makes itself (crates/protocol/src/session.rs, media.rs;
+//   refused command. The Rust test `error::tests::the_page_names_every_code` (src-tauri/src/error.rs) checks this list
+//   and DISCONNECT_CODES against the Rust sources.
+// - ENGINE_ERROR_CODES: `error{code}` events the engine makes itself (crates/protocol/src/session, media.rs;
 //   crates/client/src/engine.rs, http.rs, recorder.rs).
 // - AGENT_ERROR_CODES: what the agent sends (adapter spec §10, A-22; chat-v3 G-7).
 // - DISCONNECT_CODES: `disconnected{code}` (`DisconnectCode` in crates/protocol/src/event.rs).
+import type { ErrorCode } from '../bindings';
 import { catalogs, t, type MessageKey } from './i18n/index.svelte';
 
-export const SHELL_ERROR_CODES = [
-  // error.rs
-  'not_found',
-  'invalid_input',
-  'internal',
-  'disk_full',
-  'store_corrupt',
-  'store_busy',
-  'store_too_new',
-  'store_error',
-  'keychain_unavailable',
-  'keychain_locked',
-  'keychain_error',
-  'invalid_url',
-  'permission_denied',
-  'io_error',
-  // commands.rs, state.rs, media.rs, avatar.rs
-  'no_token',
-  'open_failed',
-  'blocked_url',
-  'forbidden_path',
-  'is_folder',
-  'too_large',
-  'not_an_image',
-  'not_connected',
-  // voice.rs
-  'no_microphone',
-  'microphone_not_found',
-  'microphone_busy',
-  'microphone_lost',
-  'too_short',
-  'audio_failed',
-  'invalid_shortcut',
-  'shortcut_unavailable',
-  'not_recording',
-  'tts_unavailable',
-  'tts_failed',
-] as const;
+/** The sentence of each code a failed call can carry: its own wording where the same word means something else
+ *  coming from the agent (`error.app.internal`), else the event's (`error.code.…`). */
+const APP_ERROR_KEYS: { readonly [C in ErrorCode]: MessageKey } = {
+  not_found: 'error.code.not_found',
+  invalid_input: 'error.app.invalid_input',
+  internal: 'error.app.internal',
+  disk_full: 'error.app.disk_full',
+  store_corrupt: 'error.app.store_corrupt',
+  store_busy: 'error.app.store_busy',
+  store_too_new: 'error.app.store_too_new',
+  store_error: 'error.app.store_error',
+  keychain_unavailable: 'error.app.keychain_unavailable',
+  keychain_locked: 'error.app.keychain_locked',
+  keychain_error: 'error.app.keychain_error',
+  invalid_url: 'error.app.invalid_url',
+  permission_denied: 'error.app.permission_denied',
+  io_error: 'error.app.io_error',
+  no_token: 'error.app.no_token',
+  open_failed: 'error.app.open_failed',
+  blocked_url: 'error.app.blocked_url',
+  forbidden_path: 'error.app.forbidden_path',
+  is_folder: 'error.app.is_folder',
+  too_large: 'error.app.too_large',
+  not_an_image: 'error.app.not_an_image',
+  not_connected: 'error.code.not_connected',
+  no_microphone: 'error.app.no_microphone',
+  microphone_not_found: 'error.app.microphone_not_found',
+  microphone_busy: 'error.app.microphone_busy',
+  microphone_lost: 'error.app.microphone_lost',
+  too_short: 'error.app.too_short',
+  audio_failed: 'error.app.audio_failed',
+  invalid_shortcut: 'error.app.invalid_shortcut',
+  shortcut_unavailable: 'error.app.shortcut_unavailable',
+  not_recording: 'error.app.not_recording',
+  tts_unavailable: 'error.app.tts_unavailable',
+  tts_failed: 'error.app.tts_failed',
+  empty: 'error.code.empty',
+  too_long: 'error.code.too_long',
+  capability_off: 'error.code.capability_off',
+  too_big: 'error.code.too_big',
+  bad_frame: 'error.code.bad_frame',
+  unknown_card: 'error.code.unknown_card',
+  already_answered: 'error.code.already_answered',
+  not_an_option: 'error.code.not_an_option',
+  no_answer: 'error.code.no_answer',
+  id_in_use: 'error.code.id_in_use',
+  wrong_dialect: 'error.code.wrong_dialect',
+  file_unreadable: 'error.code.file_unreadable',
+  not_a_file: 'error.code.not_a_file',
+  engine_stopped: 'error.code.engine_stopped',
+  bad_command: 'error.code.bad_command',
+  not_sent: 'error.code.not_sent',
+  cancelled: 'error.code.cancelled',
+  file_too_large: 'error.code.file_too_large',
+  upload_failed: 'error.code.upload_failed',
+};
+
+/** Every `AppError.code` (the generated `ErrorCode` union). */
+export const APP_ERROR_CODES = Object.keys(APP_ERROR_KEYS) as readonly ErrorCode[];
 
 export const REFUSAL_CODES = [
   'empty',
@@ -77,7 +99,7 @@ export const REFUSAL_CODES = [
   'cancelled',
   'file_too_large',
   'upload_failed',
-] as const;
+] as const satisfies readonly ErrorCode[];
 
 export const ENGINE_ERROR_CODES = [
   'disk',
@@ -139,7 +161,7 @@ const OWN_CODES: ReadonlySet<string> = new Set<string>([...REFUSAL_CODES, ...ENG
 
 /** Every code a message, a notice or a failed call can carry (the test checks each has a sentence). */
 export const ERROR_CODES: readonly string[] = [
-  ...new Set<string>([...SHELL_ERROR_CODES, ...REFUSAL_CODES, ...ENGINE_ERROR_CODES, ...AGENT_ERROR_CODES]),
+  ...new Set<string>([...APP_ERROR_CODES, ...REFUSAL_CODES, ...ENGINE_ERROR_CODES, ...AGENT_ERROR_CODES]),
 ];
 
 function has(key: string): key is MessageKey {
@@ -153,11 +175,11 @@ export function eventErrorText(code: string): string | null {
   return has(key) ? t(key) : null;
 }
 
-/** The sentence for a failed call to the shell (`AppError.code`): its own wording where the same word means something
- *  else coming from the agent (`internal`), else the event's; a code nobody listed gets a general sentence. */
+/** The sentence for a failed call to the shell (`AppError.code`); a code nobody listed (a newer backend) gets a
+ *  general sentence. */
 export function appErrorText(code: string): string {
-  const own = `error.app.${code}`;
-  if (has(own)) return t(own);
+  const key = Object.hasOwn(APP_ERROR_KEYS, code) ? APP_ERROR_KEYS[code as ErrorCode] : undefined;
+  if (key) return t(key);
   return eventErrorText(code) ?? t('error.app.unknown');
 }
 

@@ -1,15 +1,16 @@
 // No raw SQL, OS or engine text reaches the user: every error code the backend can return reads as a sentence in
-// English, Russian and Chinese. The lists are in src/lib/errors.ts; the Rust test `error::tests` (src-tauri/src/error.rs)
-// checks them against the shell's `AppError` codes, `Refusal::ALL_CODES` and `DisconnectCode`.
+// English, Russian and Chinese. The lists are in src/lib/errors.ts: the `AppError` codes are the generated `ErrorCode`
+// union (tsc checks each has a sentence); the Rust test `error::tests` (src-tauri/src/error.rs) checks the others
+// against `Refusal::ALL_CODES` and `DisconnectCode`.
 import { afterEach, describe, expect, it } from 'vitest';
 import { screen, waitFor, within } from '@testing-library/svelte';
 import {
   AGENT_ERROR_CODES,
+  APP_ERROR_CODES,
   DISCONNECT_CODES,
   ENGINE_ERROR_CODES,
   ERROR_CODES,
   REFUSAL_CODES,
-  SHELL_ERROR_CODES,
   appErrorText,
   disconnectText,
   eventErrorText,
@@ -31,25 +32,26 @@ afterEach(() => setLocale('en'));
 
 describe('every error code has a sentence in every language', () => {
   it('the lists hold what they say (and the union is ERROR_CODES)', () => {
-    expect(SHELL_ERROR_CODES.length).toBeGreaterThan(30);
+    expect(APP_ERROR_CODES.length).toBeGreaterThan(50);
+    expect(new Set(APP_ERROR_CODES).size).toBe(APP_ERROR_CODES.length);
     expect(REFUSAL_CODES).toHaveLength(23);
     expect(DISCONNECT_CODES).toHaveLength(12);
-    for (const c of [...SHELL_ERROR_CODES, ...REFUSAL_CODES, ...ENGINE_ERROR_CODES, ...AGENT_ERROR_CODES])
+    // a refused command comes back as a failed call with the refusal's code: every one is an AppError code
+    for (const c of REFUSAL_CODES) expect(APP_ERROR_CODES).toContain(c);
+    for (const c of [...APP_ERROR_CODES, ...REFUSAL_CODES, ...ENGINE_ERROR_CODES, ...AGENT_ERROR_CODES])
       expect(ERROR_CODES).toContain(c);
   });
 
   for (const loc of LOCALES) {
-    it(`${loc}: the shell's codes (a failed call) — each its own sentence, never the general one`, () => {
+    it(`${loc}: every AppError code (a failed call) — each its own sentence, never the general one`, () => {
       setLocale(loc);
       const general = catalogs[loc]['error.app.unknown'];
-      for (const code of SHELL_ERROR_CODES) {
+      for (const code of APP_ERROR_CODES) {
         const text = appErrorText(code);
         expect(text.trim(), code).not.toBe('');
         expect(text, code).not.toBe(general);
         expect(text, code).not.toMatch(/[{}]|error\.(app|code)\./);
       }
-      // a refused command comes back as a failed call with the refusal's code
-      for (const code of REFUSAL_CODES) expect(appErrorText(code), code).not.toBe(general);
     });
 
     it(`${loc}: refusals, the engine's and the agent's codes (on a message or as a notice)`, () => {
@@ -77,6 +79,13 @@ describe('every error code has a sentence in every language', () => {
     expect(errorMessage({ code: 'brand_new', message: SQL })).toBe(catalogs.en['error.app.unknown']);
     expect(errorMessage(new Error(SQL))).toBe(catalogs.en['error.app.internal']);
     expect(eventErrorText('brand_new')).toBeNull();
+    expect(appErrorText('toString')).toBe(catalogs.en['error.app.unknown']);
+  });
+
+  it("a failed call's `internal` is the app's own sentence, not the agent's", () => {
+    expect(appErrorText('internal')).toBe(catalogs.en['error.app.internal']);
+    expect(eventErrorText('internal')).toBe(catalogs.en['error.code.internal']);
+    expect(appErrorText('not_found')).toBe(catalogs.en['error.code.not_found']);
   });
 
   it('the connection line: "Can\'t reach host:port — connection refused", and the others', () => {
