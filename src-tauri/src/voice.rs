@@ -1,5 +1,6 @@
 //! Voice in the shell (A-23…A-25): the microphone (push-to-talk and hands-free), the push-to-talk global shortcut,
-//! read-aloud, and the settings they share. Thin: capture, WAV, VAD and TTS live in `hermes-voice`.
+//! read-aloud, and the settings they share. Thin: capture, WAV, VAD, hands-free listening and TTS live in
+//! `hermes-voice`; this is their Tauri side (commands, Channel and events, managed state).
 //!
 //! Flow: the UI calls `voice_start` with a Channel for levels (~30/s) and hands-free utterances; `voice_stop` writes
 //! the finished clip(s) as WAV files in the app's temp folder (≤ 8 MiB each, A-24) and, given a [`VoiceSendTo`],
@@ -9,14 +10,14 @@
 //! pressed/released to the UI, so the button and the shortcut share one path.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hermes_voice::capture::{CaptureError, CaptureEvent, MAX_WAV_BYTES, Recorder, RecorderConfig, Recording};
+use hermes_voice::clip::{Clip, ClipError};
+use hermes_voice::listener::{Listener, ListenerEvent};
 use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
-use hermes_voice::vad::{Segmenter, SegmenterConfig, VadEvent};
-use hermes_voice::wav;
+use hermes_voice::vad::{Segmenter, SegmenterConfig};
 use serde::{Deserialize, Serialize};
 use specta::Type;
 use tauri::ipc::Channel;
@@ -198,8 +199,21 @@ pub struct TtsStatus {
 struct Active {
     mode: VoiceMode,
     recording: Recording,
-    cancelled: Arc<AtomicBool>,
-    vad: Option<std::thread::JoinHandle<()>>,
+    /// Hands-free: the VAD and clip writer fed by the recording.
+    listener: Option<Listener>,
+}
+
+impl Active {
+    /// Stop without sending anything: the listener reports nothing more, the recording ends, then the listener.
+    fn cancel(self) {
+        if let Some(l) = &self.listener {
+            l.cancel();
+        }
+        self.recording.cancel();
+        if let Some(l) = self.listener {
+            l.finish();
+        }
+    }
 }
 
 /// Managed state of the voice features.
@@ -283,29 +297,17 @@ pub fn capture_error(e: &CaptureError) -> AppError {
 
 /// 16 kHz mono samples → WAV parts of at most `max_bytes`, written into `dir` as `voice-….wav`.
 pub fn write_clips(samples: &[i16], dir: &Path, max_bytes: usize) -> AppResult<Vec<VoiceClip>> {
-    let wav = wav::encode_pcm16_mono_16k(samples);
-    let parts = if wav.len() <= max_bytes {
-        vec![wav]
-    } else {
-        wav::split_wav(&wav, max_bytes).map_err(|e| AppError::internal(e.to_string()))?
-    };
-    std::fs::create_dir_all(dir)?;
-    let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    let n = parts.len();
-    let mut out = Vec::with_capacity(n);
-    for (i, part) in parts.into_iter().enumerate() {
-        let name = if n == 1 { format!("voice-{stamp}.wav") } else { format!("voice-{stamp}-{}.wav", i + 1) };
-        let path = hermes_client::files::unique_path(dir, &name);
-        std::fs::write(&path, &part)?;
-        out.push(VoiceClip {
-            path: path.display().to_string(),
-            secs: wav::duration_secs(&part).unwrap_or(0.0),
-            size: u32::try_from(part.len()).unwrap_or(u32::MAX),
-            id: None,
-            error: None,
-        });
+    match hermes_voice::clip::write_clips(samples, dir, max_bytes) {
+        Ok(clips) => Ok(clips.into_iter().map(VoiceClip::from).collect()),
+        Err(ClipError::Io(e)) => Err(e.into()),
+        Err(e) => Err(AppError::internal(e.to_string())),
     }
-    Ok(out)
+}
+
+impl From<Clip> for VoiceClip {
+    fn from(c: Clip) -> Self {
+        VoiceClip { path: c.path.display().to_string(), secs: c.secs, size: c.size, id: None, error: None }
+    }
 }
 
 /// Check a shortcut string the way the plugin will parse it.
@@ -335,8 +337,8 @@ const SHORTCUT_AFTER_START: std::time::Duration = std::time::Duration::from_mill
 
 /// Register the saved push-to-talk shortcut shortly after start-up, off the launch path. On X11 every registration
 /// call blocks the main thread until global-hotkey's thread, which looks at its queue every 50 ms, answers: done in
-/// `setup` that was ~90 ms (bench: `T voice` marks) before the window could be created, and done right after setup it
-/// would hold the main loop while the page loads. Registrations take `registering` (never the settings lock, which
+/// `setup` that was ~90 ms before the window could be created, and done right after setup it would hold the main loop
+/// while the page loads. Registrations take `registering` (never the settings lock, which
 /// the main thread's `voice_settings` takes: holding it while the main thread runs the registration deadlocked), so
 /// that a shortcut saved meanwhile is registered after this one, never before.
 pub fn register_shortcut_soon(app: &AppHandle) {
@@ -426,12 +428,10 @@ pub async fn voice_start(
 ) -> AppResult<String> {
     cancel_active(&state);
     let set = state.settings();
-    let cancelled = Arc::new(AtomicBool::new(false));
     let ch = on_event.clone();
-    let mut config = RecorderConfig { max_wav_bytes: MAX_PTT_BYTES, ..RecorderConfig::default() };
-    if mode == VoiceMode::HandsFree {
-        config.keep_samples = false;
-    }
+    // Hands-free keeps no samples: they only go to the listener (memory stays flat, no size limit).
+    let keep_samples = mode == VoiceMode::PushToTalk;
+    let config = RecorderConfig { max_wav_bytes: MAX_PTT_BYTES, keep_samples, ..RecorderConfig::default() };
     let mut recorder = Recorder::with_config(config).on_event(move |ev| match ev {
         CaptureEvent::Level(level) => {
             let _ = ch.send(VoiceEvent::Level { level });
@@ -442,30 +442,24 @@ pub async fn voice_start(
         }
         _ => {}
     });
-    let mut vad = None;
+    let mut listener = None;
     if mode == VoiceMode::HandsFree {
-        let (tx, rx) = mpsc::channel::<Vec<i16>>();
-        recorder = recorder.on_samples(move |s| {
-            let _ = tx.send(s.to_vec());
-        });
         let cfg = SegmenterConfig {
             end_silence: Duration::from_millis(u64::from(set.end_silence_ms)),
             ..SegmenterConfig::default()
         };
-        let (app2, ch, cancelled2, tmp) = (app.clone(), on_event.clone(), cancelled.clone(), state.tmp_dir.clone());
-        vad = Some(
-            std::thread::Builder::new()
-                .name("hermes-vad".into())
-                .spawn(move || hands_free(Segmenter::new(cfg), rx, &ch, &cancelled2, &tmp, &app2))
-                .map_err(|e| AppError::internal(e.to_string()))?,
-        );
+        let l = Listener::start(Segmenter::new(cfg), &state.tmp_dir, hands_free_events(app.clone(), on_event.clone()))?;
+        recorder = recorder.on_samples(l.sink());
+        listener = Some(l);
     }
     let device = set.device.clone();
     let started = blocking(move || recorder.start(device.as_deref())).await?;
     let recording = match started {
         Ok(r) => r,
         Err(e) => {
-            cancelled.store(true, Ordering::Relaxed);
+            if let Some(l) = listener {
+                l.cancel();
+            }
             return Err(match (&e, &set.device) {
                 (CaptureError::DeviceNotFound(_), Some(d)) => AppError::new(
                     ErrorCode::MicrophoneNotFound,
@@ -479,62 +473,33 @@ pub async fn voice_start(
     };
     let name = recording.device().to_string();
     tracing::info!(device = %name, ?mode, "recording");
-    *state.active.lock()? = Some(Active { mode, recording, cancelled, vad });
+    *state.active.lock()? = Some(Active { mode, recording, listener });
     Ok(name)
 }
 
-fn hands_free(
-    mut seg: Segmenter,
-    rx: mpsc::Receiver<Vec<i16>>,
-    ch: &Channel<VoiceEvent>,
-    cancelled: &AtomicBool,
-    tmp: &Path,
-    app: &AppHandle,
-) {
-    let handle = |events: Vec<VadEvent>| {
-        for ev in events {
-            if cancelled.load(Ordering::Relaxed) {
-                return;
-            }
-            match ev {
-                VadEvent::SpeechStart { .. } => {
-                    let _ = ch.send(VoiceEvent::SpeechStart);
-                }
-                VadEvent::BargeIn { .. } => {
-                    // Barge-in: the user talks over read-aloud → stop it at once.
-                    if let Some(st) = app.try_state::<VoiceState>() {
-                        st.stop_speaking();
-                    }
-                    let _ = ch.send(VoiceEvent::BargeIn);
-                }
-                VadEvent::Utterance(u) => match write_clips(&u.samples, tmp, MAX_WAV_BYTES) {
-                    Ok(clips) => {
-                        let _ = ch.send(VoiceEvent::Utterance { clips });
-                    }
-                    Err(e) => tracing::warn!("cannot write an utterance: {e}"),
-                },
-                _ => {}
-            }
+/// What the hands-free listener reports, to the UI's Channel; barge-in also stops read-aloud at once.
+fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl FnMut(ListenerEvent) + Send + 'static {
+    move |ev| match ev {
+        ListenerEvent::SpeechStart => {
+            let _ = ch.send(VoiceEvent::SpeechStart);
         }
-    };
-    while let Ok(block) = rx.recv() {
-        if cancelled.load(Ordering::Relaxed) {
-            return;
+        ListenerEvent::BargeIn => {
+            if let Some(st) = app.try_state::<VoiceState>() {
+                st.stop_speaking();
+            }
+            let _ = ch.send(VoiceEvent::BargeIn);
         }
-        handle(seg.push(&block));
+        ListenerEvent::Utterance(clips) => {
+            let _ = ch.send(VoiceEvent::Utterance { clips: clips.into_iter().map(VoiceClip::from).collect() });
+        }
+        ListenerEvent::WriteFailed(e) => tracing::warn!("cannot write an utterance: {e}"),
+        _ => {}
     }
-    // The recording ended (hands-free switched off): an utterance in progress is still sent.
-    handle(seg.finish());
 }
 
 fn cancel_active(state: &VoiceState) {
-    let prev = state.active.lock().ok().and_then(|mut g| g.take());
-    if let Some(a) = prev {
-        a.cancelled.store(true, Ordering::Relaxed);
-        a.recording.cancel();
-        if let Some(j) = a.vad {
-            let _ = j.join();
-        }
+    if let Some(a) = state.active.lock().ok().and_then(|mut g| g.take()) {
+        a.cancel();
     }
 }
 
@@ -568,9 +533,10 @@ pub async fn voice_stop(
             Ok::<_, AppError>(clips)
         }
         VoiceMode::HandsFree => {
-            active.recording.cancel(); // drops the sample callback → the VAD thread flushes and ends
-            if let Some(j) = active.vad {
-                let _ = j.join();
+            // The recording's end drops its sample sink: the listener then sends the utterance in progress.
+            active.recording.cancel();
+            if let Some(l) = active.listener {
+                l.finish();
             }
             Ok(vec![])
         }
@@ -609,17 +575,9 @@ async fn send_clips(app: &crate::state::AppState, to: VoiceSendTo, clips: &mut [
 #[tauri::command]
 #[specta::specta]
 pub async fn voice_cancel(state: State<'_, VoiceState>) -> AppResult<()> {
-    let st = state.inner();
-    let prev = st.active.lock()?.take();
+    let prev = state.active.lock()?.take();
     if let Some(a) = prev {
-        a.cancelled.store(true, Ordering::Relaxed);
-        blocking(move || {
-            a.recording.cancel();
-            if let Some(j) = a.vad {
-                let _ = j.join();
-            }
-        })
-        .await?;
+        blocking(move || a.cancel()).await?;
     }
     Ok(())
 }
@@ -720,29 +678,6 @@ mod tests {
         assert_eq!((s.device, s.shortcut, s.end_silence_ms, s.tts_rate), (None, None, 200, 1.0));
         let s = VoiceSettings { end_silence_ms: 60_000, tts_rate: 9.0, ..Default::default() }.normalized();
         assert_eq!((s.end_silence_ms, s.tts_rate), (3000, 2.0));
-    }
-
-    /// a clip over 8 MiB becomes several WAVs, each ≤ the limit, together the whole recording.
-    #[test]
-    fn a24_long_clips_are_split() {
-        let dir = tempfile::tempdir().unwrap();
-        let samples: Vec<i16> = (0..1_000_000).map(|i| ((i % 200) as i16 - 100) * 50).collect();
-        let max = 400_000;
-        let clips = write_clips(&samples, dir.path(), max).unwrap();
-        assert!(clips.len() >= 5, "{clips:?}");
-        let mut total = 0.0;
-        for c in &clips {
-            let bytes = std::fs::read(&c.path).unwrap();
-            assert!(bytes.len() <= max);
-            assert_eq!(bytes.len() as u32, c.size);
-            // 16 kHz mono PCM16 already: the converter hands such a file back byte-identical.
-            assert_eq!(wav::to_hermes_wav(&bytes).unwrap(), bytes);
-            total += c.secs;
-        }
-        assert!((total - 1_000_000.0 / 16_000.0).abs() < 0.01, "{total}");
-        let one = write_clips(&samples[..16_000], dir.path(), max).unwrap();
-        assert_eq!(one.len(), 1);
-        assert!((one[0].secs - 1.0).abs() < 1e-6);
     }
 
     #[test]

@@ -64,7 +64,7 @@ impl Listener {
         Ok(Listener { tx: Some(tx), cancelled, thread: Some(thread) })
     }
 
-    /// A sample sink for [`crate::capture::Recorder::on_samples`]-style callbacks: hands each block to the listener.
+    /// A sample sink for the recording (`capture::Recorder::on_samples`): hands each block to the listener.
     /// The listener's input ends when this sink (every clone of it) and the listener's own handle are gone.
     pub fn sink(&self) -> impl Fn(&[i16]) + Send + Sync + 'static {
         let tx = self.tx.clone();
