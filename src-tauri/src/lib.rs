@@ -6,6 +6,7 @@ pub mod boot;
 pub mod clipboard;
 pub mod commands;
 pub mod delta;
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;
 pub mod fonts;
@@ -260,6 +261,7 @@ pub fn run(opts: Options) {
             let scope = app.asset_protocol_scope();
             scope.allow_directory(&st.media_dir, true)?;
             scope.allow_directory(&st.tmp_dir, true)?;
+            #[cfg(feature = "demo")]
             demo::start_if_needed(&st);
             app.manage(settings::SettingsState::new(&st.data_dir));
             let voice = voice::VoiceState::new(&st.data_dir, &st.tmp_dir);

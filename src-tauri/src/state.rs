@@ -15,6 +15,7 @@ pub struct Engine {
     pub forward: tauri::async_runtime::JoinHandle<()>,
 }
 
+#[cfg(feature = "demo")]
 pub struct Demo {
     pub profile_id: String,
     pub server: hermes_devserver::Running,
@@ -33,6 +34,7 @@ pub struct AppState {
     pub session_tokens: Mutex<HashMap<String, Secret>>,
     /// Profiles whose engine reported `ready` (tray status).
     pub online: Mutex<HashMap<String, bool>>,
+    #[cfg(feature = "demo")]
     pub demo: Mutex<Option<Demo>>,
     /// The last `hermes://connect` link, until the UI picks it up with `app_info` (a link that launched the app
     /// arrives before the page listens for the event).
@@ -61,6 +63,7 @@ impl AppState {
             engines: tokio::sync::Mutex::new(HashMap::new()),
             session_tokens: Mutex::new(HashMap::new()),
             online: Mutex::new(HashMap::new()),
+            #[cfg(feature = "demo")]
             demo: Mutex::new(None),
             pending_link: Mutex::new(None),
         }

@@ -199,6 +199,19 @@ fn test(root: &Path, args: &[String]) -> R {
         ui_tests(root)?;
     }
     sh(cargo().current_dir(root).args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]))?;
+    // The slim app (no built-in demo agent) builds too: `demo` is a default feature, so the line above checks only
+    // the full build. (The workspace build turns on the app's hermes-voice features, so the capture tests run below.)
+    sh(cargo().current_dir(root).args([
+        "clippy",
+        "-p",
+        "hermes-desktop",
+        "--no-default-features",
+        "--all-targets",
+        "--locked",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
     sh(cargo()
         .current_dir(root)
         .args(["test", "--workspace", "--all-targets", "--locked"])
