@@ -26,7 +26,7 @@ use url::Url;
 
 use crate::files::{self, kind_for_mime, mime_for_path};
 use crate::http::{Http, HttpError};
-use crate::persist::{OutboxRecord, Payload, Persist};
+use crate::persist::{OutboxRecord, Payload, Persist, PersistError};
 use crate::policy::{self, UrlError};
 
 /// Bytes of a file read and encoded per WebSocket fragment (a multiple of 3: no base64 padding inside a frame).
@@ -133,7 +133,7 @@ pub enum StartError {
     #[error(transparent)]
     Url(#[from] UrlError),
     #[error("the outbox could not be read: {0}")]
-    Persist(String),
+    Persist(#[from] PersistError),
 }
 
 /// What the engine answers to a command: the local id it queued (text, file, audio) or why it refused.
@@ -157,9 +157,10 @@ impl Handle {
         rx.await.map_err(|_| Refusal::EngineStopped)?
     }
 
-    /// Send a command without waiting for the answer (it still comes as events).
-    pub async fn send(&self, cmd: Command) -> Result<(), String> {
-        self.tx.send(Request::Command(cmd, None)).await.map_err(|_| "the engine has stopped".to_string())
+    /// Send a command without waiting for the answer (it still comes as events). The only error is
+    /// [`Refusal::EngineStopped`].
+    pub async fn send(&self, cmd: Command) -> Result<(), Refusal> {
+        self.tx.send(Request::Command(cmd, None)).await.map_err(|_| Refusal::EngineStopped)
     }
 
     /// Ask the engine to quit and wait for it.

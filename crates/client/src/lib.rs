@@ -15,5 +15,5 @@ pub mod recorder;
 pub mod tls;
 
 pub use engine::{EngineConfig, Events, Handle, Reply, Secret, StartError, spawn};
-pub use persist::{MemoryPersist, OutboxRecord, Payload, Persist};
+pub use persist::{MemoryPersist, OutboxRecord, Payload, Persist, PersistError};
 pub use recorder::StorePersist;

@@ -8,6 +8,19 @@ use serde::{Deserialize, Serialize};
 
 use hermes_protocol::{Event, Refusal};
 
+/// Why the durable side could not read or update the outbox.
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    #[error(transparent)]
+    Store(#[from] hermes_store::Error),
+    /// A thread panicked while it held the store.
+    #[error("the store's lock is poisoned")]
+    Poisoned,
+    /// A received file could not be read to index it.
+    #[error("could not read a received file: {0}")]
+    File(#[from] std::io::Error),
+}
+
 /// One durable outbox entry: enough to rebuild the frame after a restart.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutboxRecord {
@@ -64,11 +77,11 @@ pub trait Persist: Send + 'static {
     /// answered with an error) is retried as a new message with a new id (`retry_of`): the adapter drops repeats.
     fn outbox_insert(&mut self, rec: &OutboxRecord) -> Result<(), Refusal>;
     /// Entries not yet confirmed, in original order (loaded at start).
-    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String>;
+    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, PersistError>;
     /// The server confirmed it: never resent.
-    fn outbox_confirm(&mut self, id: &str) -> Result<(), String>;
+    fn outbox_confirm(&mut self, id: &str) -> Result<(), PersistError>;
     /// Refused for good or cancelled: kept out of the queue with the refusal's code and text.
-    fn outbox_fail(&mut self, id: &str, code: &str, reason: &str) -> Result<(), String>;
+    fn outbox_fail(&mut self, id: &str, code: &str, reason: &str) -> Result<(), PersistError>;
     /// Every event, for history (messages, media index). Default: nothing.
     fn record(&mut self, _event: &Event) {}
     /// Cards shown before this start that still wait for an answer (loaded at start, so they can be answered).
@@ -99,15 +112,15 @@ impl Persist for MemoryPersist {
         self.next += 1;
         Ok(())
     }
-    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String> {
+    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, PersistError> {
         Ok(self.entries.values().cloned().collect())
     }
-    fn outbox_confirm(&mut self, id: &str) -> Result<(), String> {
+    fn outbox_confirm(&mut self, id: &str) -> Result<(), PersistError> {
         self.entries.retain(|_, r| r.id != id);
         self.confirmed.insert(id.to_string());
         Ok(())
     }
-    fn outbox_fail(&mut self, id: &str, _code: &str, reason: &str) -> Result<(), String> {
+    fn outbox_fail(&mut self, id: &str, _code: &str, reason: &str) -> Result<(), PersistError> {
         self.entries.retain(|_, r| r.id != id);
         self.failed.push((id.to_string(), reason.to_string()));
         Ok(())

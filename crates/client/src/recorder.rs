@@ -13,7 +13,7 @@ use hermes_store::{
 use sha2::{Digest as _, Sha256};
 use tracing::warn;
 
-use crate::persist::{OutboxRecord, Payload, Persist};
+use crate::persist::{OutboxRecord, Payload, Persist, PersistError};
 
 /// [`Persist`] on the store, for one profile. The store is shared (the app reads history from it too).
 pub struct StorePersist {
@@ -24,10 +24,6 @@ pub struct StorePersist {
     media_dir: PathBuf,
     /// server id → local id of incoming messages, so edits upsert one row without a lookup each time.
     incoming: HashMap<String, String>,
-}
-
-fn err(e: impl std::fmt::Display) -> String {
-    e.to_string()
 }
 
 impl StorePersist {
@@ -41,9 +37,9 @@ impl StorePersist {
         }
     }
 
-    fn with<T>(&self, f: impl FnOnce(&Store) -> hermes_store::Result<T>) -> Result<T, String> {
-        let guard = self.store.lock().map_err(|_| "the store lock is poisoned".to_string())?;
-        f(&guard).map_err(err)
+    fn with<T>(&self, f: impl FnOnce(&Store) -> hermes_store::Result<T>) -> Result<T, PersistError> {
+        let guard = self.store.lock().map_err(|_| PersistError::Poisoned)?;
+        Ok(f(&guard)?)
     }
 
     /// The conversation of a v3 session (created if the agent speaks in one we do not know), else the default.
@@ -104,9 +100,9 @@ impl StorePersist {
         }
     }
 
-    fn incoming_media(&mut self, ev: &Event) -> Result<(), String> {
+    fn incoming_media(&mut self, ev: &Event) -> Result<(), PersistError> {
         let Event::Media { id, kind: _, mime, filename, caption, path, size, session } = ev else { return Ok(()) };
-        let bytes = std::fs::read(path).map_err(err)?;
+        let bytes = std::fs::read(path)?;
         let sha = hex::encode(Sha256::digest(&bytes));
         let rel = Path::new(path)
             .strip_prefix(&self.media_dir)
@@ -211,7 +207,7 @@ impl Persist for StorePersist {
         }
     }
 
-    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, String> {
+    fn outbox_pending(&mut self) -> Result<Vec<OutboxRecord>, PersistError> {
         let entries = self.with(|s| {
             s.outbox_requeue_in_flight(&self.profile_id)?;
             s.outbox_pending(&self.profile_id)
@@ -219,7 +215,7 @@ impl Persist for StorePersist {
         Ok(entries.into_iter().filter_map(|e| serde_json::from_value(e.payload).ok()).collect())
     }
 
-    fn outbox_confirm(&mut self, id: &str) -> Result<(), String> {
+    fn outbox_confirm(&mut self, id: &str) -> Result<(), PersistError> {
         self.with(|s| {
             s.atomically(|s| {
                 s.outbox_confirm(id)?;
@@ -232,7 +228,7 @@ impl Persist for StorePersist {
         })
     }
 
-    fn outbox_fail(&mut self, id: &str, code: &str, reason: &str) -> Result<(), String> {
+    fn outbox_fail(&mut self, id: &str, code: &str, reason: &str) -> Result<(), PersistError> {
         self.with(|s| {
             s.atomically(|s| {
                 if s.outbox_get(id)?.is_some_and(|e| e.state != OutboxState::Confirmed) {
