@@ -150,12 +150,12 @@ fn probe_keychain() -> KeychainInfo {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     #[test]
     fn the_keychain_probe_is_waited_for_once_and_its_answer_kept() {
-    use std::sync::Arc;
-
         let (tx, rx) = std::sync::mpsc::channel::<()>();
         let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let c = calls.clone();

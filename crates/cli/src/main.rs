@@ -6,11 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context as _, bail};
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
-use std::sync::{Arc, Mutex};
 
-use hermes_client::{EngineConfig, Secret, StorePersist};
+use hermes_client::Secret;
 use hermes_protocol::{Command, Dialect, DisconnectCode, Event};
-use hermes_store::Store;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 /// Talk to your Hermes agent from a terminal.
@@ -67,49 +65,6 @@ fn token(profile: &hermes_store::Profile) -> anyhow::Result<Secret> {
     }
 }
 
-/// The profile for this URL and device id in the store (created on first use), and its conversation.
-fn profile_and_conversation(
-    store: &Store,
-    args: &Args,
-    dialect: Dialect,
-) -> anyhow::Result<(hermes_store::Profile, hermes_store::Conversation)> {
-    let existing = store
-        .profiles()?
-        .into_iter()
-        .find(|p| p.url == args.url && p.device_id == args.device_id && p.dialect == dialect);
-    let profile = match existing {
-        Some(p) => p,
-        None => store.profile_create_with_device_id(
-            &hermes_store::NewProfile {
-                name: format!("hermes-chat {}", args.device_id),
-                url: args.url.clone(),
-                dialect,
-                v3_user_id: args.user_id.clone(),
-                allow_insecure_ws: args.allow_insecure_ws,
-                avatar_url: None,
-            },
-            &args.device_id,
-        )?,
-    };
-    let conversation = match dialect {
-        Dialect::Adapter => store.conversation_for_adapter(&profile.id)?,
-        Dialect::V3 => {
-            let convs = store.conversations(&profile.id)?;
-            match &args.session {
-                Some(s) => match convs.into_iter().find(|c| &c.session == s) {
-                    Some(c) => c,
-                    None => store.conversation_create_with_session(&profile.id, "hermes-chat", s)?,
-                },
-                None => match convs.into_iter().next() {
-                    Some(c) => c,
-                    None => store.conversation_create(&profile.id, "hermes-chat")?,
-                },
-            }
-        }
-    };
-    Ok((profile, conversation))
-}
-
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -126,21 +81,27 @@ async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     let data_dir = hermes_store::resolve_data_dir(args.data_dir.as_deref())?;
     std::fs::create_dir_all(&data_dir).with_context(|| format!("cannot create {}", data_dir.display()))?;
-    let dialect = args.dialect;
-    let store =
-        Store::open_in(&data_dir).with_context(|| format!("cannot open the history in {}", data_dir.display()))?;
-    let (profile, conversation) = profile_and_conversation(&store, &args, dialect)?;
-    let mut cfg = EngineConfig::new(&args.url, dialect, token(&profile)?, &args.device_id, &data_dir);
-    cfg.user_id = args.user_id.clone().or_else(|| profile.v3_user_id.clone());
-    cfg.allow_insecure_ws = args.allow_insecure_ws || profile.allow_insecure_ws;
-    cfg.default_session = conversation.session.clone();
-    if let Some(mb) = args.max_download_mb {
-        cfg.max_download_bytes = mb * 1024 * 1024;
-    }
-    let media_dir = cfg.media_dir.clone();
-    let store = Arc::new(Mutex::new(store));
-    let persist = StorePersist::new(store, &profile.id, &conversation.id, &media_dir);
-    let (handle, events) = hermes_client::spawn(cfg, Box::new(persist)).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let app = hermes_app::App::open(&data_dir)
+        .with_context(|| format!("cannot open the history in {}", data_dir.display()))?;
+    // The profile of this URL, dialect and device id (created on first use), so a later run finds its history.
+    let new = hermes_store::NewProfile {
+        name: format!("hermes-chat {}", args.device_id),
+        url: args.url.clone(),
+        dialect: args.dialect,
+        v3_user_id: args.user_id.clone(),
+        allow_insecure_ws: args.allow_insecure_ws,
+        avatar_url: None,
+    };
+    let profile = app.device_profile(&new, &args.device_id)?;
+    let opts = hermes_app::ConnectOptions {
+        session: args.session.clone(),
+        new_title: Some("hermes-chat".into()),
+        user_id: args.user_id.clone(),
+        allow_insecure_ws: args.allow_insecure_ws,
+        max_download_bytes: args.max_download_mb.map(|mb| mb * 1024 * 1024),
+    };
+    let conn = app.connect(&profile, token(&profile)?, &opts)?;
+    let (handle, events) = (conn.handle, conn.events);
     // the OS's "network is back" / "machine woke" makes the engine reconnect at once (netwatch.rs).
     let watch = hermes_client::netwatch::start().await;
     if args.jsonl { run_jsonl(handle, events, watch).await } else { run_interactive(handle, events, watch).await }
