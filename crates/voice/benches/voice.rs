@@ -1,4 +1,4 @@
-//! Benchmarks: `cargo bench -p hermes-voice --bench voice`. `cargo test --benches` runs each once.
+//! Benchmarks: `cargo bench -p hermes-voice --features vad --bench voice`. `cargo test --benches` runs each once.
 //!
 //! Goal: key-up → audio frame ≤ 30 ms for a 10 s clip: WAV conversion + base64 of the result.
 

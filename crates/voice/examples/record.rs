@@ -1,4 +1,4 @@
-//! Record from a microphone: `cargo run -p hermes-voice --example record -- [seconds] [device] > out.wav`
+//! Record from a microphone: `cargo run -p hermes-voice --features capture --example record -- [seconds] [device] > out.wav`
 //! `--list` lists input devices.
 
 use std::io::Write;
