@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 pub use crate::adapter::PromptOption;
 
 /// A string kept inline up to [`INLINE_BYTES`] (ids, short replies), on the heap beyond: derefs to `str`, serialises
-/// as a string. The receive hot path's events allocate nothing for a small reply (issue #4); the id bound is the reply
+/// as a string. The receive hot path's events allocate nothing for a small reply; the id bound is the reply
 /// assembler's (a UUID with a short prefix).
 pub type SmallString = smallstr::SmallString<[u8; INLINE_BYTES]>;
 pub const INLINE_BYTES: usize = 40;

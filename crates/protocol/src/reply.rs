@@ -80,7 +80,7 @@ impl Reply {
 
 /// Adapter reply assembler.
 ///
-/// The receive hot path (issue #4's throughput goal): the frame's strings are borrowed until they must be kept; the
+/// The receive hot path (the engine's throughput goal): the frame's strings are borrowed until they must be kept; the
 /// replies live in a slab of at most [`MAX_TRACKED`] slots that is reused in place (a new reply takes the slot of the
 /// one it evicts, which the eviction has just read, so no cold memory is written and no entry is moved), and the map
 /// is a hashbrown table of slot numbers with a fast seeded hasher (foldhash: the table holds at most
@@ -483,7 +483,7 @@ mod tests {
         assert_eq!(s.handle_end("s2").unwrap().text, "two");
     }
 
-    /// Issue #4: the event of a small whole reply allocates nothing (its id and text are inline); longer texts and
+    /// The event of a small whole reply allocates nothing (its id and text are inline); longer texts and
     /// replies still streaming are whole and right.
     #[test]
     fn a9_a_small_whole_reply_is_inline_and_a_long_one_is_whole() {
