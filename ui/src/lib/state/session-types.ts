@@ -1,3 +1,5 @@
+import type { Direction } from '../backend/types';
+
 export type ConnStatus =
   | { kind: 'idle' }
   | { kind: 'connecting'; attempt: number }
@@ -14,7 +16,7 @@ export interface Notice {
 }
 
 export interface ProgressInfo {
-  direction: 'up' | 'down';
+  direction: Direction;
   done: number;
   total: number;
 }
