@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use common::*;
 use hermes_devserver::{Config as ServerConfig, LogItem};
-use hermes_protocol::{Command, Dialect, Event};
+use hermes_protocol::{Command, Dialect, Event, Refusal};
 
 async fn server() -> hermes_devserver::Running {
     hermes_devserver::start(ServerConfig::fast()).await.expect("devserver")
@@ -187,7 +187,7 @@ async fn a13_a15_a16_cards_answer_once_and_show_the_real_outcome() {
         .handle
         .command(Command::Prompt { prompt_id: card.clone(), option_id: Some("made-up".into()), text: None })
         .await;
-    assert!(bad.is_err());
+    assert_eq!(bad, Err(Refusal::NotAnOption("made-up".into())));
     let choice = options.last().unwrap().id.clone();
     c.handle
         .command(Command::Prompt { prompt_id: card.clone(), option_id: Some(choice.clone()), text: None })

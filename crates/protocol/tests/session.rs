@@ -176,7 +176,7 @@ fn a2_hello_is_the_first_frame_carries_the_token_and_nothing_precedes_ready() {
     // time passes, a card cannot be answered, and still nothing else goes out before `ready`
     s.handle_timeout(t0 + secs(5));
     assert_eq!(ios(&mut s, t0 + secs(5)), vec![]);
-    assert!(s.answer_prompt("p", Some("c"), None).is_err());
+    assert_eq!(s.answer_prompt("p", Some("c"), None), Err(Refusal::NotConnected));
     assert_eq!(ios(&mut s, t0 + secs(5)), vec![]);
     assert!(!s.is_ready());
 
@@ -213,8 +213,8 @@ fn a3_ready_gives_capabilities_and_applies_max_media_bytes() {
         }]
     );
     assert_eq!(s.limits().max_media_bytes, 16 * MIB);
-    assert!(s.check(&file(9 * MIB as usize)).is_ok(), "9 MiB fits a 16 MiB limit");
-    assert!(s.check(&file(16 * MIB as usize + 1)).is_err());
+    assert_eq!(s.check(&file(9 * MIB as usize)), Ok(()), "9 MiB fits a 16 MiB limit");
+    assert!(matches!(s.check(&file(16 * MIB as usize + 1)), Err(Refusal::Media(MediaError::TooBig { .. }))));
 
     // absent max_media_bytes: 8 MiB
     let s = adapter_ready(json!({"media":true}), t0);
@@ -718,20 +718,23 @@ fn a19_over_the_limit_is_refused_by_check_and_submit_before_anything_is_sent() {
     assert_eq!(why, Refusal::Media(MediaError::TooBig { size: 8 * MIB + 1, limit: 8 * MIB }));
     assert_eq!(why.code(), "too_big");
     assert!(why.to_string().contains("8388608"), "{why}");
-    assert!(s.submit("big", 1, too_big).is_err());
+    assert_eq!(s.submit("big", 1, too_big), Err(why));
     let long_audio = Outgoing::Audio { wav: Arc::from(vec![0u8; 8 * MIB as usize + 1]), text: None };
     assert_eq!(
         s.check(&long_audio),
         Err(Refusal::AudioTooBig { size: 8 * MIB as usize + 1, limit: 8 * MIB as usize }),
         "A-24: audio ≤ 8 MiB"
     );
-    assert!(s.submit("aud", 1, long_audio).is_err());
+    assert_eq!(
+        s.submit("aud", 1, long_audio),
+        Err(Refusal::AudioTooBig { size: 8 * MIB as usize + 1, limit: 8 * MIB as usize })
+    );
     assert_eq!(s.queued(), 0);
     assert_eq!(ios(&mut s, t0), vec![]);
     assert_eq!(events(&mut s), vec![]);
     // the same 9 MiB file is fine under a 16 MiB limit
     let s = adapter_ready(json!({"media":true,"max_media_bytes":16 * MIB}), t0);
-    assert!(s.check(&file(9 * MIB as usize)).is_ok());
+    assert_eq!(s.check(&file(9 * MIB as usize)), Ok(()));
 }
 
 #[test]
@@ -794,7 +797,7 @@ fn a13_an_answer_is_exactly_one_prompt_frame_never_a_text_frame() {
     assert_eq!(events(&mut s), vec![], "the answer is not a chat message (no Sent)");
     assert_eq!(s.queued(), 0);
     // a second answer is refused and sends nothing
-    assert!(s.answer_prompt("5f6a…", Some("c0"), None).is_err());
+    assert_eq!(s.answer_prompt("5f6a…", Some("c0"), None), Err(Refusal::AlreadyAnswered));
     assert_eq!(ios(&mut s, t0), vec![]);
 }
 
@@ -802,16 +805,20 @@ fn a13_an_answer_is_exactly_one_prompt_frame_never_a_text_frame() {
 fn a13_a_card_restored_from_before_a_restart_can_be_answered_once() {
     let t0 = Instant::now();
     let mut s = adapter_ready(json!({}), t0);
-    assert!(s.answer_prompt("k1", Some("once"), None).is_err(), "unknown before it is restored");
+    assert_eq!(s.answer_prompt("k1", Some("once"), None), Err(Refusal::UnknownCard), "unknown before it is restored");
     let opt = |id: &str| PromptOption { id: id.into(), label: id.into(), style: None };
     s.restore_card("k1", vec![opt("once"), opt("deny")]);
-    assert!(s.answer_prompt("k1", Some("sometimes"), None).is_err(), "A-15 still holds: its own options only");
+    assert_eq!(
+        s.answer_prompt("k1", Some("sometimes"), None),
+        Err(Refusal::NotAnOption("sometimes".into())),
+        "A-15 still holds: its own options only"
+    );
     s.answer_prompt("k1", Some("once"), None).unwrap();
     assert_eq!(json_of(&ios(&mut s, t0)[0]), json!({"t":"prompt","prompt_id":"k1","option_id":"once"}));
-    assert!(s.answer_prompt("k1", Some("deny"), None).is_err(), "answered");
+    assert_eq!(s.answer_prompt("k1", Some("deny"), None), Err(Refusal::AlreadyAnswered));
     // restoring it again (another load) does not reopen it
     s.restore_card("k1", vec![opt("once")]);
-    assert!(s.answer_prompt("k1", Some("once"), None).is_err());
+    assert_eq!(s.answer_prompt("k1", Some("once"), None), Err(Refusal::AlreadyAnswered));
     assert_eq!(events(&mut s), vec![], "no event: the UI already shows it from the history");
 }
 
@@ -824,8 +831,8 @@ fn a14_free_text_answer_with_or_without_option_other() {
     assert_eq!(json_of(&out[0]), json!({"t":"prompt","prompt_id":"5f6a…","option_id":"other","text":"YAML"}));
 
     let mut s = with_card(t0);
-    assert!(s.answer_prompt("5f6a…", None, None).is_err(), "neither option nor text");
-    assert!(s.answer_prompt("5f6a…", None, Some("  ")).is_err(), "blank text");
+    assert_eq!(s.answer_prompt("5f6a…", None, None), Err(Refusal::NoAnswer), "neither option nor text");
+    assert_eq!(s.answer_prompt("5f6a…", None, Some("  ")), Err(Refusal::NoAnswer), "blank text");
     assert_eq!(ios(&mut s, t0), vec![]);
     s.answer_prompt("5f6a…", None, Some("TOML")).unwrap();
     assert_eq!(json_of(&ios(&mut s, t0)[0]), json!({"t":"prompt","prompt_id":"5f6a…","text":"TOML"}));
@@ -855,7 +862,7 @@ fn a16_prompt_done_by_id_closes_the_card_and_reports_the_real_choice() {
         events(&mut s),
         vec![Event::PromptDone { prompt_id: "5f6a…".into(), option_id: Some("c0".into()), expired: false }]
     );
-    assert!(s.answer_prompt("5f6a…", Some("c1"), None).is_err(), "closed card");
+    assert_eq!(s.answer_prompt("5f6a…", Some("c1"), None), Err(Refusal::UnknownCard), "closed card");
     assert_eq!(ios(&mut s, t0), vec![]);
 }
 
@@ -865,7 +872,7 @@ fn a16_expired_card_is_prompt_done_expired() {
     let mut s = with_card(t0);
     s.handle_text(r#"{"t":"prompt_done","prompt_id":"5f6a…","expired":true}"#, t0 + secs(300));
     assert_eq!(events(&mut s), vec![Event::PromptDone { prompt_id: "5f6a…".into(), option_id: None, expired: true }]);
-    assert!(s.answer_prompt("5f6a…", Some("c1"), None).is_err());
+    assert_eq!(s.answer_prompt("5f6a…", Some("c1"), None), Err(Refusal::UnknownCard));
     // a prompt_done that names no card is ignored
     s.handle_text(r#"{"t":"prompt_done","expired":true}"#, t0 + secs(301));
     assert_eq!(events(&mut s), vec![]);
@@ -1257,8 +1264,9 @@ fn g10_v3_outbox_sends_envelopes_and_confirms_by_pong() {
     s.handle_pong(&p[0], t0);
     assert_eq!(events(&mut s).len(), 3);
     // files and voice go through the HTTP upload in v3 (G-9), never as adapter frames
-    assert!(s.check(&file(10)).is_err());
-    assert!(s.check(&Outgoing::Audio { wav: Arc::from(vec![0u8; 4]), text: None }).is_err());
+    let upload_first = Err(Refusal::WrongDialect("files and voice go through the gateway upload first (G-9)"));
+    assert_eq!(s.check(&file(10)), upload_first);
+    assert_eq!(s.check(&Outgoing::Audio { wav: Arc::from(vec![0u8; 4]), text: None }), upload_first);
 }
 
 #[test]
