@@ -129,8 +129,8 @@ fn reply_edits(c: &mut Criterion) {
     g.finish();
 }
 
-/// The sans-IO half of the engine's receive path (issue #4's throughput goal): a ready adapter session takes small
-/// final `message` frames, each with a new id as an agent sends them, and hands out one event each.
+/// The sans-IO half of the engine's receive path (its throughput goal is in bench/README.md): a ready adapter session
+/// takes small final `message` frames, each with a new id as an agent sends them, and hands out one event each.
 fn session_receive(c: &mut Criterion) {
     use hermes_protocol::adapter::Device;
     use hermes_protocol::session::{Config, Session};
