@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hermes_protocol::media::safe_filename;
+use crate::names::safe_name;
 
 /// The kind of a file from its MIME type, one rule for the wire and the UI: `image`, `video` or `audio` by the type's
 /// prefix, anything else `document` (the adapter's word, A-18).
@@ -20,34 +20,102 @@ pub fn mime_for_path(path: &Path) -> String {
     mime_guess::from_path(path).first_or_octet_stream().essence_str().to_string()
 }
 
-/// A path in `dir` for `filename` (already safe) that does not exist yet: `name.ext`, `name (1).ext`, …
+/// A path in `dir` for `filename` (made safe) that does not exist yet: `name.ext`, `name (1).ext`, … Only for
+/// names the app makes itself; a file from the agent or the user is created with [`create_new_in`].
 pub fn unique_path(dir: &Path, filename: &str) -> PathBuf {
-    let name = safe_filename(filename, None);
-    let (stem, ext) = match name.rfind('.') {
-        Some(i) if i > 0 => (&name[..i], &name[i..]),
-        _ => (name.as_str(), ""),
-    };
-    let mut p = dir.join(&name);
-    let mut n = 1;
-    while p.exists() {
-        p = dir.join(format!("{stem} ({n}){ext}"));
+    let name = safe_name(filename);
+    let mut n = 0;
+    loop {
+        let p = dir.join(numbered(&name, n));
+        if !p.exists() {
+            return p;
+        }
         n += 1;
     }
-    p
+}
+
+/// `name.ext` for 0, `name (n).ext` after.
+fn numbered(name: &str, n: u32) -> String {
+    if n == 0 {
+        return name.to_string();
+    }
+    match name.rfind('.') {
+        Some(i) if i > 0 => format!("{} ({n}){}", &name[..i], &name[i..]),
+        _ => format!("{name} ({n})"),
+    }
+}
+
+/// A new, empty file in `dir` named after `filename` (made safe): `name.ext`, else `name (1).ext`, … Each name is
+/// claimed with an exclusive create (`create_new`), so two writers of the same name never get the same file; a
+/// check for existence followed by a rename would let both take it.
+pub fn create_new_in(dir: &Path, filename: &str) -> std::io::Result<(std::fs::File, PathBuf)> {
+    let name = safe_name(filename);
+    for n in 0..10_000 {
+        let p = dir.join(numbered(&name, n));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+            Ok(f) => return Ok((f, p)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free name left for this file"))
+}
+
+/// Move the finished file `tmp` (ours, in `dir`) to a new name in `dir` for `filename`: the name is claimed with
+/// [`create_new_in`] and the file renamed over that empty claim, so the move stays atomic and never replaces
+/// anything but the claim. The result carries the OS's "downloaded" mark.
+pub fn place_new(tmp: &Path, dir: &Path, filename: &str) -> std::io::Result<PathBuf> {
+    let (claim, dest) = create_new_in(dir, filename)?;
+    drop(claim);
+    if let Err(e) = std::fs::rename(tmp, &dest) {
+        let _ = std::fs::remove_file(&dest);
+        return Err(e);
+    }
+    mark(&dest);
+    Ok(dest)
+}
+
+/// Write `bytes` as a new file in `dir` named after `filename` (exclusive create, see [`create_new_in`]).
+pub fn write_new(dir: &Path, filename: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    use std::io::Write as _;
+    std::fs::create_dir_all(dir)?;
+    let (mut f, p) = create_new_in(dir, filename)?;
+    if let Err(e) = f.write_all(bytes) {
+        drop(f);
+        let _ = std::fs::remove_file(&p);
+        return Err(e);
+    }
+    Ok(p)
+}
+
+/// A copy of a received file where the user chose to save it, with the OS's "downloaded" mark (and no execute
+/// bit, which a plain copy would carry over from its source).
+pub fn save_copy(src: &Path, dest: &Path) -> std::io::Result<()> {
+    std::fs::copy(src, dest)?;
+    mark(dest);
+    Ok(())
+}
+
+fn mark(p: &Path) {
+    if let Err(e) = crate::osmark::mark_downloaded(p) {
+        tracing::debug!(%e, path = %p.display(), "could not mark the file as downloaded");
+    }
 }
 
 /// Write `bytes` as a new file named after `filename` inside `dir` (created if needed), atomically (temp file +
-/// rename). The result is always inside `dir`.
+/// rename onto an exclusively created name, see [`place_new`]). The result is always inside `dir`.
 pub async fn save_into(dir: &Path, filename: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
     tokio::fs::create_dir_all(dir).await?;
     let tmp = dir.join(format!(".partial-{}", uuid::Uuid::new_v4()));
     tokio::fs::write(&tmp, bytes).await?;
-    let dest = unique_path(dir, filename);
-    if let Err(e) = tokio::fs::rename(&tmp, &dest).await {
+    let (dir, filename, tmp2) = (dir.to_path_buf(), filename.to_string(), tmp.clone());
+    let placed = tokio::task::spawn_blocking(move || place_new(&tmp2, &dir, &filename))
+        .await
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+    if placed.is_err() {
         let _ = tokio::fs::remove_file(&tmp).await;
-        return Err(e);
     }
-    Ok(dest)
+    placed
 }
 
 /// Remove leftovers of interrupted downloads (`.partial-*`) in `dir`.
@@ -105,6 +173,47 @@ mod tests {
         let c = save_into(dir.path(), "", b"3").await.unwrap();
         assert!(c.starts_with(dir.path()));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3, "no partial left behind");
+    }
+
+    #[test]
+    fn a20_two_writers_of_the_same_name_never_share_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let writers: Vec<_> = (0..8u8)
+            .map(|i| {
+                let dir = dir.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let tmp = dir.join(format!(".partial-{i}"));
+                    std::fs::write(&tmp, [i]).unwrap();
+                    place_new(&tmp, &dir, "report.pdf").unwrap()
+                })
+            })
+            .collect();
+        let mut paths: Vec<_> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+        paths.sort();
+        paths.dedup();
+        assert_eq!(paths.len(), 8, "each writer got its own name: {paths:?}");
+        let mut contents: Vec<u8> = paths.iter().map(|p| std::fs::read(p).unwrap()[0]).collect();
+        contents.sort();
+        assert_eq!(contents, (0..8).collect::<Vec<u8>>(), "no file overwrote another");
+        let (_, p) = create_new_in(dir.path(), "report.pdf").unwrap();
+        assert_eq!(p, dir.path().join("report (8).pdf"));
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a20_received_files_and_saved_copies_are_not_executable() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let got = save_into(dir.path(), "run.sh", b"#!/bin/sh\necho hi\n").await.unwrap();
+        assert_eq!(std::fs::metadata(&got).unwrap().permissions().mode() & 0o111, 0);
+        // even from a source that has them (a copy keeps its source's mode)
+        std::fs::set_permissions(&got, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = dir.path().join("saved.sh");
+        save_copy(&got, &copy).unwrap();
+        assert_eq!(std::fs::metadata(&copy).unwrap().permissions().mode() & 0o111, 0);
+        assert_eq!(std::fs::read(&copy).unwrap(), b"#!/bin/sh\necho hi\n");
+        let w = write_new(dir.path(), "run.sh", b"x").unwrap();
+        assert_eq!(w, dir.path().join("run (1).sh"));
     }
 
     #[test]

@@ -5,10 +5,13 @@
 
 pub mod engine;
 pub mod files;
+pub mod filetype;
 pub mod http;
 pub mod keychain;
 pub mod mediainfo;
+pub mod names;
 pub mod netwatch;
+pub mod osmark;
 pub mod persist;
 pub mod policy;
 pub mod recorder;
