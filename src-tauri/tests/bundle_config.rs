@@ -165,7 +165,8 @@ fn updater_has_a_public_key_and_no_insecure_endpoint() {
     // no JS access to the updater plugin: the UI goes through the app's two commands
     let cap = std::fs::read_to_string(root().join("src-tauri/capabilities/main.json")).unwrap();
     assert!(!cap.contains("updater:"));
-    assert!(cap.contains("\"allow-check-for-updates\""));
+    let app = std::fs::read_to_string(root().join("src-tauri/permissions/app-commands.toml")).unwrap();
+    assert!(app.contains("\"check_for_updates\"") && app.contains("\"install_update\""));
 }
 
 #[test]
