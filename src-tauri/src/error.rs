@@ -66,6 +66,7 @@ error_codes! {
     OpenFailed = "open_failed",
     BlockedUrl = "blocked_url",
     ForbiddenPath = "forbidden_path",
+    NotViewable = "not_viewable",
     IsFolder = "is_folder",
     TooLarge = "too_large",
     NotAnImage = "not_an_image",

@@ -41,6 +41,22 @@ pub struct AppInfo {
     pub pending_link: Option<DeepLinkConnect>,
 }
 
+/// What a received file really is, read from its bytes and extension (`hermes_client::filetype`), never from the
+/// agent's label: "Open" only when `viewable`.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct FileType {
+    pub viewable: bool,
+    /// The type the bytes show (`application/pdf`, `application/vnd.microsoft.portable-executable`, `text/plain`,
+    /// `application/octet-stream` when they show none).
+    pub real_mime: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub real_ext: Option<String>,
+    /// The name's own last extension, lowercased (`exe` for `report.pdf.exe`).
+    pub name_ext: String,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct FileInfo {

@@ -60,6 +60,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::system::open_external,
             commands::files::reveal_file,
             commands::files::open_file,
+            commands::files::file_type,
             commands::files::save_file_as,
             commands::files::pick_files,
             commands::files::file_url,

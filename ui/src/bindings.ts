@@ -233,6 +233,18 @@ async openFile(path: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * What a file in the app's folder really is (from its bytes and extension): the page offers "Open" only when
+ * `viewable`, and names the real type otherwise.
+ */
+async fileType(path: string) : Promise<Result<FileType, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("file_type", { path }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async saveFileAs(path: string) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("save_file_as", { path }) };
@@ -686,7 +698,7 @@ export type EngineEvent =
  * (`hermes_protocol::Refusal::code`). TypeScript sees a string-literal union; the page has a sentence for
  * each (ui/src/lib/errors.ts, checked by `tsc`).
  */
-export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
+export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
 /**
  * What a conversation is exported as.
  */
@@ -721,6 +733,20 @@ export type HistoryPage = {
  */
 messages: StoredMessage[]; 
 /**
+/**
+ * What a received file really is, read from its bytes and extension (`hermes_client::filetype`), never from the
+ * agent's label: "Open" only when `viewable`.
+ */
+export type FileType = { viewable: boolean; 
+/**
+ * The type the bytes show (`application/pdf`, `application/vnd.microsoft.portable-executable`, `text/plain`,
+ * `application/octet-stream` when they show none).
+ */
+realMime: string; realExt?: string | null; 
+/**
+ * The name's own last extension, lowercased (`exe` for `report.pdf.exe`).
+ */
+nameExt: string }
  * The agent's cards shown in the same stretch of time as `messages` (oldest first; after the newest message too).
  */
 cards: StoredCard[]; 

@@ -125,14 +125,11 @@ fn received(d: hermes_store::Direction) -> bool {
     d == hermes_store::Direction::Down
 }
 
-/// A file name that is safe to create anywhere: the last path component, no control or reserved characters, no
-/// leading/trailing dots or spaces, at most 120 characters; `file` when nothing is left.
+/// A file name that is safe to create anywhere and shows what it is: the client's one rule
+/// ([`hermes_client::names::safe_name`]: the last path component, no control, reserved or invisible characters, no
+/// Windows device name, bounded length; never empty).
 pub fn safe_name(name: &str) -> String {
-    let base = Path::new(name).file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let cleaned: String =
-        base.chars().map(|c| if c.is_control() || "/\\:*?\"<>|".contains(c) { '_' } else { c }).collect();
-    let cleaned = cleaned.trim_matches(|c| c == '.' || c == ' ').to_string();
-    if cleaned.is_empty() { "file".into() } else { cleaned.chars().take(120).collect() }
+    hermes_client::names::safe_name(name)
 }
 
 #[cfg(test)]
@@ -143,8 +140,10 @@ mod tests {
     fn safe_names() {
         assert_eq!(safe_name("../../etc/passwd"), "passwd");
         assert_eq!(safe_name("a<b>.png"), "a_b_.png");
-        assert_eq!(safe_name(".."), "file");
-        assert_eq!(safe_name(""), "file");
+        assert_eq!(safe_name(".."), "file.bin");
+        assert_eq!(safe_name(""), "file.bin");
+        assert_eq!(safe_name("Q3\u{200B}report\u{202E}fdp.exe"), "Q3reportfdp.exe");
+        assert_eq!(safe_name("COM¹.txt"), "_COM¹.txt");
         assert_eq!(safe_name(&"x".repeat(300)).chars().count(), 120);
     }
 

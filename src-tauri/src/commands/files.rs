@@ -11,7 +11,7 @@ use tauri_plugin_opener::OpenerExt;
 
 use super::blocking;
 use crate::error::{AppError, AppResult, ErrorCode};
-use crate::ipc::FileInfo;
+use crate::ipc::{FileInfo, FileType};
 use crate::state::AppState;
 
 /// Ask where to save; `None` if the user cancelled.
@@ -43,13 +43,42 @@ pub(super) async fn ask_save_path(app: &AppHandle, suggested: &str) -> AppResult
 
 /// Files the UI may act on: only inside the app's data folder (received media, pasted files, outbox copies).
 fn app_file(state: &AppState, path: &str) -> AppResult<PathBuf> {
+    inside(&state.data_dir, path)
+}
+
+fn inside(root: &Path, path: &str) -> AppResult<PathBuf> {
     let p = std::fs::canonicalize(path).map_err(|_| AppError::not_found("the file"))?;
-    let root = std::fs::canonicalize(&state.data_dir)?;
+    let root = std::fs::canonicalize(root)?;
     if p.starts_with(&root) {
         Ok(p)
     } else {
         Err(AppError::new(ErrorCode::ForbiddenPath, "this file is outside the app's folder"))
     }
+}
+
+/// A file the OS may open with its default handler: inside `root`, and of a viewable type by its own bytes and
+/// extension (`hermes_client::filetype`), whatever the agent labelled it. Anything else is only saved or shown.
+fn openable(root: &Path, path: &str) -> AppResult<PathBuf> {
+    let p = inside(root, path)?;
+    let t = hermes_client::filetype::of_file(&p)?;
+    if t.viewable {
+        Ok(p)
+    } else {
+        let ext = if t.name_ext.is_empty() { String::new() } else { format!(" (.{})", t.name_ext) };
+        Err(AppError::new(
+            ErrorCode::NotViewable,
+            format!("this file is {}{ext}: it is not opened from the app", t.real_mime),
+        ))
+    }
+}
+
+/// What a file in the app's folder really is (from its bytes and extension): the page offers "Open" only when
+/// `viewable`, and names the real type otherwise.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn file_type(state: State<'_, AppState>, path: String) -> AppResult<FileType> {
+    let t = hermes_client::filetype::of_file(&app_file(&state, &path)?)?;
+    Ok(FileType { viewable: t.viewable, real_mime: t.real_mime, real_ext: t.real_ext, name_ext: t.name_ext })
 }
 
 #[tauri::command]
@@ -62,7 +91,7 @@ pub fn reveal_file(app: AppHandle, state: State<'_, AppState>, path: String) -> 
 #[tauri::command]
 #[specta::specta]
 pub fn open_file(app: AppHandle, state: State<'_, AppState>, path: String) -> AppResult<()> {
-    let p = app_file(&state, &path)?;
+    let p = openable(&state.data_dir, &path)?;
     app.opener()
         .open_path(p.display().to_string(), None::<&str>)
         .map_err(|e| AppError::new(ErrorCode::OpenFailed, e.to_string()))
@@ -74,7 +103,7 @@ pub async fn save_file_as(app: AppHandle, state: State<'_, AppState>, path: Stri
     let src = app_file(&state, &path)?;
     let name = safe_name(&src.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
     if let Some(dest) = ask_save_path(&app, &name).await? {
-        std::fs::copy(&src, dest)?;
+        hermes_client::files::save_copy(&src, &dest)?;
     }
     Ok(())
 }
@@ -155,9 +184,7 @@ pub fn write_temp_file(state: State<'_, AppState>, filename: String, base64: Str
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(base64.as_bytes())
         .map_err(|_| AppError::invalid("the file data is not valid base64"))?;
-    std::fs::create_dir_all(&state.tmp_dir)?;
-    let path = hermes_client::files::unique_path(&state.tmp_dir, &safe_name(&filename));
-    std::fs::write(&path, bytes)?;
+    let path = hermes_client::files::write_new(&state.tmp_dir, &safe_name(&filename), &bytes)?;
     Ok(path.display().to_string())
 }
 
@@ -174,9 +201,7 @@ pub async fn clipboard_image(
     let Some(png) = crate::clipboard::image_png(&app).await? else { return Ok(None) };
     let tmp = state.tmp_dir.clone();
     blocking(move || -> AppResult<Option<String>> {
-        std::fs::create_dir_all(&tmp)?;
-        let path = hermes_client::files::unique_path(&tmp, &safe_name(&filename));
-        std::fs::write(&path, png)?;
+        let path = hermes_client::files::write_new(&tmp, &safe_name(&filename), &png)?;
         Ok(Some(path.display().to_string()))
     })
     .await?
@@ -197,6 +222,25 @@ mod tests {
         assert_eq!((info.name.as_str(), info.size), ("note.txt", 5));
         let gone = file_info(dir.path().join("gone.txt").display().to_string()).unwrap_err();
         assert_eq!(gone.code, ErrorCode::NotFound, "{gone}");
+    }
+
+    #[test]
+    fn a20_open_refuses_a_program_labelled_as_a_pdf_and_anything_outside_the_folder() {
+        let root = tempfile::tempdir().unwrap();
+        let pdf = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n";
+        let bad = root.path().join("report.pdf.exe");
+        std::fs::write(&bad, pdf).unwrap();
+        let e = openable(root.path(), &bad.display().to_string()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotViewable, "{e}");
+        assert!(e.to_string().contains("application/pdf (.exe)"), "{e}");
+        let good = root.path().join("report.pdf");
+        std::fs::write(&good, pdf).unwrap();
+        assert_eq!(openable(root.path(), &good.display().to_string()).unwrap(), good.canonicalize().unwrap());
+        let elsewhere = tempfile::tempdir().unwrap();
+        let outside = elsewhere.path().join("report.pdf");
+        std::fs::write(&outside, pdf).unwrap();
+        let e = openable(root.path(), &outside.display().to_string()).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ForbiddenPath, "{e}");
     }
 
     #[test]

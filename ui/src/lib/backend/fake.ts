@@ -52,6 +52,14 @@ export interface FakeFile {
   url?: string;
 }
 
+/** What the fake shell says a file is, from its name alone (the real shell reads its bytes too): viewable for the
+ *  real shell's allow-list of extensions. A test that needs a disguised file answers `file_type` itself. */
+export function fakeFileType(path: string): { viewable: boolean; realMime: string; realExt?: string; nameExt: string } {
+  const nameExt = /\.([^./\\]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
+  const viewable = /^(png|jpe?g|gif|webp|bmp|mp3|wav|ogg|oga|opus|m4a|aac|flac|mp4|m4v|webm|mkv|mov|ogv|pdf|txt|md|log|csv)$/.test(nameExt);
+  return { viewable, realMime: 'application/octet-stream', realExt: nameExt || undefined, nameExt };
+}
+
 export function appError(code: AppError['code'], message: string): AppError {
   return { code, message };
 }
@@ -250,6 +258,8 @@ export class FakeShell {
         const path = String(a.path);
         return this.files.get(path)?.url ?? `asset://localhost/${encodeURIComponent(path)}`;
       }
+      case 'file_type':
+        return fakeFileType(String(a.path));
       case 'file_info': {
         const f = this.files.get(String(a.path));
         if (!f) throw appError('not_found', `File not found: ${String(a.path)}`);

@@ -133,6 +133,7 @@ const en = {
   'error.app.forbidden_path': 'This file is outside the app’s folder and cannot be opened from here.',
   'error.app.is_folder': 'This is a folder; only files can be sent.',
   'error.app.too_large': 'The file is too large.',
+  'error.app.not_viewable': 'This file is not a picture, sound, video, PDF or text, so it is not opened from the app. Save it or show it in its folder.',
   'error.app.not_an_image': 'This picture cannot be read.',
   'error.app.no_microphone': 'No microphone found. Connect one and try again.',
   'error.app.microphone_not_found': 'The chosen microphone is not connected. Plug it in, or choose another one in Settings → Voice.',
@@ -213,6 +214,10 @@ const en = {
   'media.showInFolder': 'Show in folder',
   'media.enlarge': 'Enlarge {name}',
   'media.play': 'Play',
+  'media.notViewable': 'Not opened from the app: this is a {type} file named “.{ext}”. Save it or show it in its folder, and open it only if you trust it.',
+  'media.notViewableNoExt': 'Not opened from the app: this is a {type} file. Save it or show it in its folder, and open it only if you trust it.',
+  'media.doubleExt': 'The name ends in “.{outer}”, not “.{inner}”: it only looks like a .{inner} file.',
+  'media.hiddenExt': 'The name hides part of itself (invisible characters or many spaces): check its real extension.',
   'media.pause': 'Pause',
   'media.seek': 'Position in {name}',
 

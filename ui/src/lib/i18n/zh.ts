@@ -134,6 +134,7 @@ const zh: Catalog = {
   'error.app.forbidden_path': '此文件不在应用的文件夹内，无法从这里打开。',
   'error.app.is_folder': '这是一个文件夹；只能发送文件。',
   'error.app.too_large': '文件太大。',
+  'error.app.not_viewable': '此文件不是图片、音频、视频、PDF 或文本，因此不会从应用中打开。请保存它或在文件夹中显示。',
   'error.app.not_an_image': '无法读取这张图片。',
   'error.app.no_microphone': '未找到麦克风。请连接后重试。',
   'error.app.microphone_not_found': '所选麦克风未连接。请插上它，或在“设置 → 语音”中选择其他麦克风。',
@@ -214,6 +215,10 @@ const zh: Catalog = {
   'media.showInFolder': '在文件夹中显示',
   'media.enlarge': '放大 {name}',
   'media.play': '播放',
+  'media.notViewable': '不会从应用中打开：这是一个 {type} 文件，扩展名为“.{ext}”。请保存它或在文件夹中显示，只有在信任它时才打开。',
+  'media.notViewableNoExt': '不会从应用中打开：这是一个 {type} 文件。请保存它或在文件夹中显示，只有在信任它时才打开。',
+  'media.doubleExt': '文件名以“.{outer}”结尾，而不是“.{inner}”：它只是看起来像 .{inner} 文件。',
+  'media.hiddenExt': '文件名隐藏了部分内容（不可见字符或大量空格）：请检查它的真实扩展名。',
   'media.pause': '暂停',
   'media.seek': '{name} 的播放位置',
 
