@@ -275,7 +275,8 @@ fn fuzz_smoke(root: &Path) -> R {
 }
 
 /// The long variants of the reliability suite (SECURITY.md): the fault soak with `HERMES_SOAK=long` (1,000 exchanges
-/// and 20 uploads across ≥ 50 faults, ~6 min) and the hostile-agent test (prints its peak RSS). `cargo xtask test`
+/// and 20 uploads across ≥ 50 faults, ~6 min), the hostile-agent test (prints its peak RSS) and the agent that tries
+/// to set our limits (`max_media_bytes` 10^15, 8 files × 2048 parts, a full media folder). `cargo xtask test`
 /// runs the short variants; long fuzz runs are `fuzz/run.sh TARGET SECS`.
 fn soak(root: &Path) -> R {
     let run = |test: &str| {
@@ -285,7 +286,8 @@ fn soak(root: &Path) -> R {
             .env("HERMES_SOAK", "long"))
     };
     run("soak")?;
-    run("hostile")
+    run("hostile")?;
+    run("limits")
 }
 
 fn target_dir(root: &Path) -> PathBuf {

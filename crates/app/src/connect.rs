@@ -23,6 +23,11 @@ pub struct ConnectOptions {
     pub allow_insecure_ws: bool,
     /// The largest file to download from the agent (default: the engine's).
     pub max_download_bytes: Option<u64>,
+    /// Our per-file limit for adapter media; the agent's `max_media_bytes` is clamped to it (default: the engine's,
+    /// 64 MiB).
+    pub max_media_bytes: Option<u64>,
+    /// The media folder's quota (default: the engine's, 2 GiB).
+    pub media_quota_bytes: Option<u64>,
 }
 
 /// A connection ready to start: the conversation it talks in by default, and the engine's configuration.
@@ -71,6 +76,12 @@ impl App {
         config.default_session = conversation.session.clone();
         if let Some(max) = opts.max_download_bytes {
             config.max_download_bytes = max;
+        }
+        if let Some(max) = opts.max_media_bytes {
+            config.max_media_bytes = max;
+        }
+        if let Some(quota) = opts.media_quota_bytes {
+            config.media_quota_bytes = quota;
         }
         Ok(Prepared { conversation, config })
     }

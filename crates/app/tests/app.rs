@@ -220,10 +220,20 @@ fn an_adapter_connection_talks_in_the_profiles_one_conversation() {
     assert_eq!((cfg.user_id.as_deref(), cfg.allow_insecure_ws), (None, false));
     let default_max = cfg.max_download_bytes;
 
-    let opts = ConnectOptions { allow_insecure_ws: true, max_download_bytes: Some(1024), ..ConnectOptions::default() };
+    // our own media limits: 64 MiB per file and a 2 GiB media folder unless set
+    assert_eq!((cfg.max_media_bytes, cfg.media_quota_bytes), (64 << 20, 2 << 30));
+
+    let opts = ConnectOptions {
+        allow_insecure_ws: true,
+        max_download_bytes: Some(1024),
+        max_media_bytes: Some(2048),
+        media_quota_bytes: Some(4096),
+        ..ConnectOptions::default()
+    };
     let again = app.prepare(&p, Secret::new("t0ken"), &opts).unwrap();
     assert_eq!(again.conversation.id, prepared.conversation.id, "the same conversation every time");
     assert_eq!((again.config.allow_insecure_ws, again.config.max_download_bytes), (true, 1024));
+    assert_eq!((again.config.max_media_bytes, again.config.media_quota_bytes), (2048, 4096));
     assert_ne!(default_max, 1024);
 }
 

@@ -42,6 +42,14 @@ struct Args {
     /// would fill the disk.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024 * 1024))]
     max_download_mb: Option<u64>,
+    /// Our per-file limit for the agent's files both ways, in MiB (default 64). The agent's `max_media_bytes` is
+    /// clamped to it: an agent cannot make this program hold more.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=16 * 1024))]
+    max_media_mb: Option<u64>,
+    /// The most the media folder may hold, in MiB (default 2048 = 2 GiB); a received file that would go over it is
+    /// refused (`media_quota_full`), the message's text kept.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024 * 1024))]
+    media_quota_mb: Option<u64>,
     /// One JSON command per stdin line, one JSON event per stdout line.
     #[arg(long)]
     jsonl: bool,
@@ -99,6 +107,8 @@ async fn main() -> anyhow::Result<()> {
         user_id: args.user_id.clone(),
         allow_insecure_ws: args.allow_insecure_ws,
         max_download_bytes: args.max_download_mb.map(|mb| mb * 1024 * 1024),
+        max_media_bytes: args.max_media_mb.map(|mb| mb * 1024 * 1024),
+        media_quota_bytes: args.media_quota_mb.map(|mb| mb * 1024 * 1024),
     };
     let conn = app.connect(&profile, token(&profile)?, &opts)?;
     let (handle, events) = (conn.handle, conn.events);
@@ -301,6 +311,9 @@ fn print_event(ev: &Event, printed: &mut (String, usize), cards: &Cards) {
                 "📎 {kind}: {filename} ({size} bytes) → {path}{}",
                 caption.as_deref().map(|c| format!(" — {c}")).unwrap_or_default()
             );
+        }
+        Event::Error { code, text, .. } if code == hermes_client::http::MEDIA_QUOTA_FULL => {
+            let _ = writeln!(out, "⚠ {code}: {text} — remove files from the media folder or raise --media-quota-mb");
         }
         Event::Error { code, text, .. } => {
             let _ = writeln!(out, "⚠ {code}: {text}");

@@ -15,10 +15,11 @@ use serde::Deserialize;
 use tokio::io::AsyncWriteExt as _;
 use url::Url;
 
-use crate::files::unique_path;
 
 /// The user's download cap when none is configured: 2 GiB (G-9 decision).
 pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 2 * 1024 * 1024 * 1024;
+/// The media folder's quota when none is configured: 2 GiB.
+pub const DEFAULT_MEDIA_QUOTA_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// Free space a download leaves on the disk, for the system and the app's own database.
 pub const DEFAULT_KEEP_FREE_BYTES: u64 = 64 * 1024 * 1024;
 /// Free space is measured again after this many bytes were written (other programs use the disk too).
@@ -33,11 +34,20 @@ pub struct DownloadLimits {
     pub user_max: u64,
     /// A download stops before the disk holding the destination has less than this free.
     pub keep_free: u64,
+    /// The media folder's quota and what it already holds: a download stops before `used` + its bytes go over.
+    pub quota: u64,
+    pub quota_used: u64,
 }
 
 impl Default for DownloadLimits {
     fn default() -> Self {
-        DownloadLimits { agent_max: u64::MAX, user_max: DEFAULT_MAX_DOWNLOAD_BYTES, keep_free: DEFAULT_KEEP_FREE_BYTES }
+        DownloadLimits {
+            agent_max: u64::MAX,
+            user_max: DEFAULT_MAX_DOWNLOAD_BYTES,
+            keep_free: DEFAULT_KEEP_FREE_BYTES,
+            quota: u64::MAX,
+            quota_used: 0,
+        }
     }
 }
 
@@ -51,6 +61,9 @@ pub enum HttpError {
     /// Over the user's download cap (G-9 decision).
     #[error("the file is larger than the download limit of {} (a setting)", human_bytes(*limit))]
     OverDownloadLimit { limit: u64 },
+    /// The media folder's quota (a setting) has no room for the file.
+    #[error("{}", quota_text(*quota, *used))]
+    QuotaFull { quota: u64, used: u64 },
     /// Not enough free disk space for the file (G-9 decision).
     #[error("{}", no_space_text(*needed, *available))]
     NoSpace { needed: Option<u64>, available: u64 },
@@ -75,6 +88,7 @@ impl HttpError {
             HttpError::TooBig { .. } => "too_big",
             HttpError::OverDownloadLimit { .. } => "download_too_big",
             HttpError::NoSpace { .. } => "download_no_space",
+            HttpError::QuotaFull { .. } => MEDIA_QUOTA_FULL,
             HttpError::FileTooLarge { .. } => "file_too_large",
             HttpError::Unauthorized { .. } => "access_denied",
             HttpError::Disk(_) => "disk",
@@ -108,6 +122,18 @@ fn no_space_text(needed: Option<u64>, available: u64) -> String {
         ),
         None => format!("the disk is nearly full: the download stopped ({} could be used)", human_bytes(available)),
     }
+}
+
+/// The event code of a file refused because the media folder is over its quota.
+pub const MEDIA_QUOTA_FULL: &str = "media_quota_full";
+
+/// The sentence for [`HttpError::QuotaFull`] (also used for files that came whole over the socket).
+pub fn quota_text(quota: u64, used: u64) -> String {
+    format!(
+        "the media folder is full ({} of its {} quota used): this file was not saved",
+        human_bytes(used),
+        human_bytes(quota)
+    )
 }
 
 fn too_large_text(size: u64, detail: Option<&str>) -> String {
@@ -232,6 +258,8 @@ impl Http {
                 Some(HttpError::TooBig { limit: limits.agent_max })
             } else if n > limits.user_max {
                 Some(HttpError::OverDownloadLimit { limit: limits.user_max })
+            } else if n.saturating_add(limits.quota_used) > limits.quota {
+                Some(HttpError::QuotaFull { quota: limits.quota, used: limits.quota_used })
             } else {
                 None
             }
@@ -280,8 +308,7 @@ impl Http {
         file.flush().await?;
         file.sync_all().await?;
         drop(file);
-        let dest = unique_path(dir, filename);
-        tokio::fs::rename(&tmp, &dest).await?;
+        let dest = crate::files::place_new(&tmp, dir, filename)?;
         partial.keep();
         Ok((dest, done))
     }
@@ -410,7 +437,7 @@ mod tests {
     }
 
     fn limits(user_max: u64) -> DownloadLimits {
-        DownloadLimits { agent_max: u64::MAX, user_max, keep_free: 0 }
+        DownloadLimits { agent_max: u64::MAX, user_max, keep_free: 0, ..DownloadLimits::default() }
     }
 
     const MIB: usize = 1024 * 1024;
@@ -461,12 +488,36 @@ mod tests {
         assert_eq!(files_in(dir.path()), Vec::<String>::new());
     }
 
+    /// a `url` download counts against the media folder's quota: one that would go over is refused with
+    /// `media_quota_full` (announced size or found out while streaming) and leaves nothing, not even a partial.
+    #[tokio::test]
+    async fn a20_a_download_over_the_media_quota_is_refused_and_leaves_no_file() {
+        let body = vec![3u8; 2 * MIB];
+        for (head, wire) in [sized(&body), chunked(&body)] {
+            let url = serve(head, wire, false).await;
+            let dir = tempfile::tempdir().unwrap();
+            let l = DownloadLimits { quota: 3 * MIB as u64, quota_used: 2 * MIB as u64, ..limits(u64::MAX) };
+            let err = Http::new().download(&url, None, l, dir.path(), "q.bin", |_, _| {}).await.unwrap_err();
+            assert!(
+                matches!(err, HttpError::QuotaFull { quota, used } if quota == 3 * MIB as u64 && used == 2 * MIB as u64)
+            );
+            assert_eq!(err.code(), MEDIA_QUOTA_FULL);
+            assert!(err.to_string().starts_with("the media folder is full (2 MiB of its 3 MiB quota used)"), "{err}");
+            assert_eq!(files_in(dir.path()), Vec::<String>::new(), "no partial file left");
+        }
+    }
+
     /// G-9 decision: a download stops at the free disk space (less the reserve), with a clear error and no file.
     /// The reserve stands in for a full disk: asked to keep more free than the disk has, nothing can be written.
     #[tokio::test]
     async fn g9_a_download_stops_at_the_free_disk_space_and_leaves_no_file() {
         let body = vec![1u8; MIB];
-        let full = DownloadLimits { agent_max: u64::MAX, user_max: u64::MAX, keep_free: u64::MAX / 2 };
+        let full = DownloadLimits {
+            agent_max: u64::MAX,
+            user_max: u64::MAX,
+            keep_free: u64::MAX / 2,
+            ..DownloadLimits::default()
+        };
         for (head, wire) in [sized(&body), chunked(&body)] {
             let announced = head.contains("content-length");
             let url = serve(head, wire, false).await;

@@ -17,6 +17,6 @@ pub mod policy;
 pub mod recorder;
 pub mod tls;
 
-pub use engine::{EngineConfig, Events, Handle, Reply, Secret, StartError, spawn};
+pub use engine::{EngineConfig, Events, Handle, MediaBuffer, Reply, Secret, StartError, spawn};
 pub use persist::{MemoryPersist, OutboxRecord, Payload, Persist, PersistError};
 pub use recorder::StorePersist;

@@ -143,6 +143,7 @@ fn session_receive(c: &mut Criterion) {
         user_id: "u".into(),
         default_session: "s".into(),
         seed: 1,
+        max_media_bytes: hermes_protocol::media::DEFAULT_MEDIA_CAP,
     };
     let mut s = Session::new(cfg, t0);
     while s.poll_io(t0).is_some() {}

@@ -17,6 +17,8 @@ pub const PART_TARGET: u64 = 3 * MIB;
 pub const MIN_PART: u64 = 4 * 1024;
 pub const MAX_PARTS: u32 = 2048;
 pub const MAX_UNFINISHED: usize = 8;
+/// Our own per-file limit when none is configured: the agent's `max_media_bytes` is clamped to it.
+pub const DEFAULT_MEDIA_CAP: u64 = 64 * MIB;
 /// A downlink series that got no piece for this long is dropped.
 pub const PARTIAL_TTL: Duration = Duration::from_secs(300);
 
@@ -39,6 +41,11 @@ impl MediaLimits {
         let max = caps.get("max_media_bytes").and_then(Value::as_u64).filter(|n| *n > 0).unwrap_or(8 * MIB);
         MediaLimits { max_media_bytes: max }
     }
+    /// The agent's number never goes above ours (`cap`, a setting): an agent announcing 10^15 gets `cap`; a smaller
+    /// agent limit still holds for what we send.
+    pub fn clamped(self, cap: u64) -> MediaLimits {
+        MediaLimits { max_media_bytes: self.max_media_bytes.min(cap.max(1)) }
+    }
     /// **Decision :** the per-device buffer of unfinished uploads is the larger of 8 MiB and the file limit.
     pub fn device_buffer(&self) -> u64 {
         self.max_media_bytes.max(8 * MIB)
@@ -59,6 +66,9 @@ pub enum MediaError {
     BadPart { id: String, part: u32, parts: u32 },
     #[error("media {id}: more than {limit} unfinished downloads at once")]
     TooManyUnfinished { id: String, limit: usize },
+    /// The unfinished downloads together went over the fixed buffer cap: the oldest series was dropped.
+    #[error("media {id}: dropped unfinished, the buffer for incoming files is full ({limit} bytes)")]
+    BufferFull { id: String, limit: u64 },
     #[error("media {id}: final frame arrived but the file has no data and no url")]
     Empty { id: String },
 }
@@ -71,6 +81,7 @@ impl MediaError {
             MediaError::TooManyParts { .. } | MediaError::BadPart { .. } => "bad_frame",
             MediaError::BadBase64 { .. } => "bad_base64",
             MediaError::TooManyUnfinished { .. } => "too_many_unfinished",
+            MediaError::BufferFull { .. } => "media_buffer_full",
             MediaError::Empty { .. } => "empty_media",
         }
     }
@@ -215,25 +226,57 @@ struct Partial {
     final_seen: bool,
     url: Option<String>,
     last_seen: Instant,
+    /// Order of the first piece: the oldest series is dropped first when the buffer is full.
+    seq: u64,
 }
 
-/// Downlink media assembler: pieces by `id`, complete at `final`, limits enforced, memory bounded by
-/// `MAX_UNFINISHED × device_buffer`.
-#[derive(Debug, Default)]
+/// Downlink media assembler: pieces by `id`, complete at `final`, limits enforced, memory bounded by a
+/// fixed buffer cap (all unfinished series together) that the agent's numbers do not move.
+#[derive(Debug)]
 pub struct MediaAssembler {
     limits: MediaLimits,
+    buffer_cap: u64,
     partial: HashMap<String, Partial>,
     /// Series that failed: their later pieces are dropped quietly (bounded).
     failed: VecDeque<String>,
+    /// Series dropped to make room, not yet reported (see [`MediaAssembler::take_dropped`]).
+    dropped: Vec<MediaError>,
+    held: u64,
+    peak: u64,
+    seq: u64,
+}
+
+impl Default for MediaAssembler {
+    fn default() -> Self {
+        MediaAssembler::new(MediaLimits::default())
+    }
 }
 
 impl MediaAssembler {
     pub fn new(limits: MediaLimits) -> Self {
-        MediaAssembler { limits, partial: HashMap::new(), failed: VecDeque::new() }
+        MediaAssembler {
+            limits,
+            buffer_cap: DEFAULT_MEDIA_CAP,
+            partial: HashMap::new(),
+            failed: VecDeque::new(),
+            dropped: Vec::new(),
+            held: 0,
+            peak: 0,
+            seq: 0,
+        }
     }
 
     pub fn set_limits(&mut self, limits: MediaLimits) {
         self.limits = limits;
+    }
+
+    /// The most bytes all unfinished series may hold together (at least 8 MiB, the A-19 per-device figure).
+    pub fn set_buffer_cap(&mut self, cap: u64) {
+        self.buffer_cap = cap.max(8 * MIB);
+    }
+
+    pub fn buffer_cap(&self) -> u64 {
+        self.buffer_cap
     }
 
     pub fn unfinished(&self) -> usize {
@@ -242,18 +285,56 @@ impl MediaAssembler {
 
     /// Bytes held for unfinished series.
     pub fn buffered_bytes(&self) -> u64 {
-        self.partial.values().map(|p| p.bytes).sum()
+        self.held
     }
 
-    fn fail(&mut self, id: &str, e: MediaError) -> Result<Option<MediaOutput>, MediaError> {
-        self.partial.remove(id);
+    /// The most [`buffered_bytes`](Self::buffered_bytes) ever held at once.
+    pub fn peak_buffered_bytes(&self) -> u64 {
+        self.peak
+    }
+
+    /// Series dropped (oldest first) because the buffer was full, each as [`MediaError::BufferFull`].
+    pub fn take_dropped(&mut self) -> Vec<MediaError> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Partial> {
+        let p = self.partial.remove(id)?;
+        self.held -= p.bytes;
+        Some(p)
+    }
+
+    fn mark_failed(&mut self, id: &str) {
         if !self.failed.iter().any(|f| f == id) {
             if self.failed.len() >= 64 {
                 self.failed.pop_front();
             }
             self.failed.push_back(id.to_string());
         }
+    }
+
+    fn fail(&mut self, id: &str, e: MediaError) -> Result<Option<MediaOutput>, MediaError> {
+        self.remove(id);
+        self.mark_failed(id);
         Err(e)
+    }
+
+    /// Drop the oldest unfinished series until `need` more bytes for `growing` fit under the cap. `false` when
+    /// `growing` is itself the oldest: it is the one to go (the caller fails it).
+    fn make_room(&mut self, growing: &str, need: u64) -> bool {
+        while self.held + need > self.buffer_cap {
+            let Some((id, _)) = self.partial.iter().min_by_key(|(_, p)| p.seq) else {
+                return true;
+            };
+            if id == growing {
+                return false;
+            }
+            let id = id.clone();
+            self.remove(&id);
+            self.mark_failed(&id);
+            self.dropped.push(MediaError::BufferFull { id, limit: self.buffer_cap });
+        }
+        true
     }
 
     pub fn handle_media(&mut self, m: DownMedia, now: Instant) -> Result<Option<MediaOutput>, MediaError> {
@@ -288,7 +369,8 @@ impl MediaAssembler {
             },
             _ => None,
         };
-        let held_elsewhere: u64 = self.partial.iter().filter(|(k, _)| **k != m.id).map(|(_, p)| p.bytes).sum();
+        self.seq += 1;
+        let seq = self.seq;
         let p = self.partial.entry(m.id.clone()).or_insert_with(|| Partial {
             meta: MediaMeta {
                 id: m.id.clone(),
@@ -304,6 +386,7 @@ impl MediaAssembler {
             final_seen: false,
             url: None,
             last_seen: now,
+            seq,
         });
         p.last_seen = now;
         if m.caption.is_some() && p.meta.caption.is_none() {
@@ -324,12 +407,20 @@ impl MediaAssembler {
             if new_total > limit {
                 return self.fail(&m.id, MediaError::TooBig { size: new_total, limit });
             }
-            if held_elsewhere + new_total > self.limits.device_buffer() * MAX_UNFINISHED as u64 {
-                return self.fail(&m.id, MediaError::TooManyUnfinished { id: m.id.clone(), limit: MAX_UNFINISHED });
+            if new_total > self.buffer_cap {
+                return self.fail(&m.id, MediaError::BufferFull { id: m.id.clone(), limit: self.buffer_cap });
             }
+            let before = p.bytes;
+            if !self.make_room(&m.id, new_total.saturating_sub(before)) {
+                return self.fail(&m.id, MediaError::BufferFull { id: m.id.clone(), limit: self.buffer_cap });
+            }
+            let Some(p) = self.partial.get_mut(&m.id) else { return Ok(None) };
             p.bytes = new_total;
             p.parts.insert(part, bytes);
+            self.held = self.held - before + new_total;
+            self.peak = self.peak.max(self.held);
         }
+        let Some(p) = self.partial.get_mut(&m.id) else { return Ok(None) };
         // Single-frame files without `final` are complete too (parts: 1 and the piece is here).
         if m.final_ == Some(true) || (p.total_parts == Some(1) && m.final_.is_none() && !p.parts.is_empty()) {
             p.final_seen = true;
@@ -341,7 +432,7 @@ impl MediaAssembler {
         if p.url.is_none() && !complete {
             return Ok(None); // final arrived before a missing piece: wait for it
         }
-        let Some(p) = self.partial.remove(&m.id) else {
+        let Some(p) = self.remove(&m.id) else {
             return Ok(None);
         };
         if p.parts.is_empty() {
@@ -366,7 +457,7 @@ impl MediaAssembler {
             .map(|(k, _)| k.clone())
             .collect();
         for id in &stale {
-            self.partial.remove(id);
+            self.remove(id);
         }
         stale
     }
@@ -378,6 +469,7 @@ impl MediaAssembler {
     /// The connection dropped: the server will not continue these series.
     pub fn handle_disconnect(&mut self) {
         self.partial.clear();
+        self.held = 0;
     }
 }
 

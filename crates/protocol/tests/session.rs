@@ -34,6 +34,7 @@ fn cfg(dialect: Dialect) -> Config {
         user_id: "admin".into(),
         default_session: "abc-123-def".into(),
         seed: 0x5eed,
+        max_media_bytes: hermes_protocol::media::DEFAULT_MEDIA_CAP,
     }
 }
 

@@ -8,6 +8,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::{FutureExt as _, StreamExt as _};
@@ -36,6 +38,7 @@ use transfers::media_event;
 
 mod commands;
 mod events;
+mod quota;
 mod socket;
 mod transfers;
 
@@ -92,6 +95,11 @@ pub struct EngineConfig {
     pub max_download_bytes: u64,
     /// A download stops before the disk holding `media_dir` has less than this free (64 MiB by default).
     pub keep_free_bytes: u64,
+    /// Our per-file limit for adapter media both ways; the agent's `max_media_bytes` is clamped to it.
+    pub max_media_bytes: u64,
+    /// The media folder holds at most this much (2 GiB by default): a received file that would go over is refused
+    /// with `media_quota_full`, downloads included.
+    pub media_quota_bytes: u64,
 }
 
 impl EngineConfig {
@@ -120,6 +128,8 @@ impl EngineConfig {
             seed: rand_seed(),
             max_download_bytes: crate::http::DEFAULT_MAX_DOWNLOAD_BYTES,
             keep_free_bytes: crate::http::DEFAULT_KEEP_FREE_BYTES,
+            max_media_bytes: hermes_protocol::media::DEFAULT_MEDIA_CAP,
+            media_quota_bytes: crate::http::DEFAULT_MEDIA_QUOTA_BYTES,
         }
     }
 }
@@ -156,6 +166,25 @@ enum Request {
 pub struct Handle {
     tx: mpsc::Sender<Request>,
     task: tokio::task::JoinHandle<()>,
+    gauge: Arc<MediaGauge>,
+}
+
+/// The session's own accounting of unfinished incoming files (A-19 decision), as the engine last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaBuffer {
+    /// Bytes held now.
+    pub held: u64,
+    /// The most held at once since the engine started.
+    pub peak: u64,
+    /// The fixed cap (from our own per-file limit, never the agent's number).
+    pub cap: u64,
+}
+
+#[derive(Debug, Default)]
+struct MediaGauge {
+    held: AtomicU64,
+    peak: AtomicU64,
+    cap: AtomicU64,
 }
 
 impl Handle {
@@ -172,6 +201,16 @@ impl Handle {
         self.tx.send(Request::Command(cmd, None)).await.map_err(|_| Refusal::EngineStopped)
     }
 
+    /// What the buffer for unfinished incoming files holds (diagnostics and tests).
+    pub fn media_buffer(&self) -> MediaBuffer {
+        let g = &self.gauge;
+        MediaBuffer {
+            held: g.held.load(Ordering::Relaxed),
+            peak: g.peak.load(Ordering::Relaxed),
+            cap: g.cap.load(Ordering::Relaxed),
+        }
+    }
+
     /// Ask the engine to quit and wait for it.
     pub async fn shutdown(self) {
         let _ = self.tx.send(Request::Command(Command::Quit, None)).await;
@@ -182,7 +221,7 @@ impl Handle {
 enum Internal {
     Event(Event),
     Downloaded { meta: MediaMeta, path: PathBuf, size: u64, session: Option<String> },
-    DownloadFailed { id: String, error: HttpError },
+    DownloadFailed { id: String, caption: Option<String>, session: Option<String>, error: HttpError },
     Uploaded { id: String, media: MediaDescriptor },
     UploadFailed { id: String, error: HttpError },
 }
@@ -207,10 +246,14 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
             user_id,
             default_session: cfg.default_session.clone(),
             seed: cfg.seed,
+            max_media_bytes: cfg.max_media_bytes,
         },
         Instant::now().into_std(),
     );
+    let gauge = Arc::new(MediaGauge::default());
+    gauge.cap.store(session.media_buffer_cap(), Ordering::Relaxed);
     let engine = Engine {
+        gauge: gauge.clone(),
         url,
         cfg,
         session,
@@ -224,10 +267,11 @@ pub fn spawn(cfg: EngineConfig, persist: Box<dyn Persist>) -> Result<(Handle, Ev
         quit: false,
     };
     let task = tokio::spawn(engine.run(rx, in_rx));
-    Ok((Handle { tx, task }, Events::new(ev_rx, spare)))
+    Ok((Handle { tx, task, gauge }, Events::new(ev_rx, spare)))
 }
 
 struct Engine {
+    gauge: Arc<MediaGauge>,
     url: Url,
     cfg: EngineConfig,
     session: Session,
@@ -405,15 +449,16 @@ impl Engine {
             }
             Io::Save { meta, bytes, session } => {
                 let dir = self.cfg.media_dir.clone();
+                let (quota, used) = (self.cfg.media_quota_bytes, quota::used(&dir).await);
+                if used.saturating_add(bytes.len() as u64) > quota {
+                    let e = HttpError::QuotaFull { quota, used };
+                    return self.refuse_file(meta.id, meta.caption, session, e.code(), e.to_string()).await;
+                }
                 match files::save_into(&dir, &meta.filename, &bytes).await {
                     Ok(path) => self.emit(media_event(&meta, &path, bytes.len() as u64, session)).await,
                     Err(e) => {
-                        self.emit(Event::Error {
-                            code: "disk".into(),
-                            text: format!("could not save {}: {e}", meta.filename),
-                            id: Some(meta.id),
-                        })
-                        .await
+                        let text = format!("could not save {}: {e}", meta.filename);
+                        self.refuse_file(meta.id, meta.caption, session, "disk", text).await
                     }
                 }
             }

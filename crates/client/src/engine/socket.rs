@@ -2,6 +2,7 @@
 //! session.
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::SinkExt as _;
@@ -105,7 +106,12 @@ impl Engine {
         t: std::time::Instant,
     ) {
         match msg {
-            Some(Ok(Message::Text(text))) => self.session.handle_text(text.as_str(), t),
+            Some(Ok(Message::Text(text))) => {
+                self.session.handle_text(text.as_str(), t);
+                let (held, peak) = self.session.media_buffered_bytes();
+                self.gauge.held.store(held, Ordering::Relaxed);
+                self.gauge.peak.store(peak, Ordering::Relaxed);
+            }
             Some(Ok(Message::Binary(_))) | Some(Ok(Message::Ping(_))) | Some(Ok(Message::Frame(_))) => {
                 self.session.handle_activity(t)
             }

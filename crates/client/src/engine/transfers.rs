@@ -29,6 +29,8 @@ impl Engine {
                 Err(_) => {
                     let _ = self.internal.send(Internal::DownloadFailed {
                         id: meta.id.clone(),
+                        caption: meta.caption.clone(),
+                        session: session.clone(),
                         error: HttpError::Scheme("invalid url".into()),
                     });
                     return;
@@ -44,12 +46,16 @@ impl Engine {
         let tx = self.internal.clone();
         let dir = self.cfg.media_dir.clone();
         let id = meta.id.clone();
-        let limits = crate::http::DownloadLimits {
+        let mut limits = crate::http::DownloadLimits {
             agent_max: max_bytes,
             user_max: self.cfg.max_download_bytes,
             keep_free: self.cfg.keep_free_bytes,
+            quota: self.cfg.media_quota_bytes,
+            quota_used: 0,
         };
         let task = tokio::spawn(async move {
+            // what the media folder holds now: the download stops before going over the quota
+            limits.quota_used = super::quota::used(&dir).await;
             let ptx = tx.clone();
             let pid = meta.id.clone();
             let mut last = 0u64;
@@ -68,7 +74,7 @@ impl Engine {
                 .await;
             let _ = tx.send(match res {
                 Ok((path, size)) => Internal::Downloaded { meta, path, size, session },
-                Err(error) => Internal::DownloadFailed { id: meta.id, error },
+                Err(error) => Internal::DownloadFailed { id: meta.id, caption: meta.caption, session, error },
             });
         });
         self.transfers.insert(id, task.abort_handle());
@@ -114,14 +120,9 @@ impl Engine {
                 self.transfers.remove(&meta.id);
                 self.emit(media_event(&meta, &path, size, session)).await;
             }
-            Internal::DownloadFailed { id, error } => {
+            Internal::DownloadFailed { id, caption, session, error } => {
                 self.transfers.remove(&id);
-                self.emit(Event::Error {
-                    code: error.code().into(),
-                    text: format!("download failed: {error}"),
-                    id: Some(id),
-                })
-                .await;
+                self.refuse_file(id, caption, session, error.code(), format!("download failed: {error}")).await;
             }
             Internal::Uploaded { id, media } => {
                 self.transfers.remove(&id);

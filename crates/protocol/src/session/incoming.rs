@@ -92,6 +92,13 @@ impl Session {
                     Ok(None) => {}
                     Err(e) => self.media_error(e, Some(id)),
                 }
+                for e in self.media_in.take_dropped() {
+                    let id = match &e {
+                        MediaError::BufferFull { id, .. } => Some(id.clone()),
+                        _ => None,
+                    };
+                    self.media_error(e, id);
+                }
             }
             Down::Typing { stop } => {
                 // `typing{stop:true}` switches the indicator off at once, like a final: a reply still open ends

@@ -62,6 +62,9 @@ pub struct Config {
     pub default_session: String,
     /// Seed of the jitter source.
     pub seed: u64,
+    /// Our own per-file limit ([`crate::media::DEFAULT_MEDIA_CAP`] by default, a setting): the agent's `max_media_bytes` is
+    /// clamped to it, and it sizes the fixed buffer for unfinished incoming files (A-3, A-19 decision).
+    pub max_media_bytes: u64,
 }
 
 /// Something the user wants sent; queued in the outbox under an id.
@@ -221,6 +224,7 @@ impl Session {
     pub fn new(cfg: Config, now: Instant) -> Session {
         let jitter = Jitter::new(cfg.seed);
         let uploads = Uploads::new(Jitter::new(cfg.seed.rotate_left(17)));
+        let cfg_cap = cfg.max_media_bytes;
         let mut s = Session {
             cfg,
             state: State::Idle { retry_at: Some(now) },
@@ -234,8 +238,8 @@ impl Session {
             need_ping: false,
             replies: ReplyAssembler::new(),
             streams: StreamAssembler::new(),
-            media_in: MediaAssembler::new(MediaLimits::default()),
-            limits: MediaLimits::default(),
+            media_in: MediaAssembler::new(MediaLimits::default().clamped(cfg_cap)),
+            limits: MediaLimits::default().clamped(cfg_cap),
             capabilities: None,
             features: Features::default(),
             cards: HashMap::new(),
@@ -244,6 +248,7 @@ impl Session {
             last_malformed_report: None,
             malformed: 0,
         };
+        s.media_in.set_buffer_cap(cfg_cap);
         s.handle_timeout(now);
         s
     }
@@ -259,6 +264,14 @@ impl Session {
     }
     pub fn limits(&self) -> MediaLimits {
         self.limits
+    }
+    /// Bytes of unfinished incoming files held now, and the most ever held at once (A-19 decision: never above
+    /// [`Session::media_buffer_cap`], whatever the agent announces).
+    pub fn media_buffered_bytes(&self) -> (u64, u64) {
+        (self.media_in.buffered_bytes(), self.media_in.peak_buffered_bytes())
+    }
+    pub fn media_buffer_cap(&self) -> u64 {
+        self.media_in.buffer_cap()
     }
     pub fn capabilities(&self) -> Option<&Map<String, Value>> {
         self.capabilities.as_ref()
@@ -415,10 +428,12 @@ impl Session {
         self.state = State::Ready;
         self.failures = 0; // reset after a ready
         self.uploads.handle_ready(); // a failed upload goes again at once
-        self.limits = MediaLimits::from_capabilities(&capabilities);
+        self.limits = MediaLimits::from_capabilities(&capabilities).clamped(self.cfg.max_media_bytes);
         self.media_in.set_limits(self.limits);
         self.features = match self.cfg.dialect {
-            Dialect::Adapter => Features::adapter(&capabilities),
+            Dialect::Adapter => {
+                Features { max_file_bytes: Some(self.limits.max_media_bytes), ..Features::adapter(&capabilities) }
+            }
             Dialect::V3 => Features::v3(),
         };
         self.capabilities = Some(capabilities.clone());
