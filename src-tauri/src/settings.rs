@@ -1,5 +1,5 @@
-//! App-wide settings that are not per profile and not voice: for now the largest file the app downloads from an
-//! agent. Remembered per machine as a JSON file in the data folder (same scheme as `voice-settings.json`).
+//! App-wide settings that are not per profile and not voice: the largest file the app downloads from an agent, our
+//! own per-file limit for the agent's files (its `max_media_bytes` is clamped to it) and the media folder's quota. Remembered per machine as a JSON file in the data folder (same scheme as `voice-settings.json`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -17,6 +17,14 @@ pub const MIN_DOWNLOAD_MB: u32 = 1;
 pub const MAX_DOWNLOAD_MB: u32 = 1024 * 1024;
 /// The default download limit (MiB): the engine's default, 2 GiB.
 pub const DEFAULT_DOWNLOAD_MB: u32 = (hermes_client::http::DEFAULT_MAX_DOWNLOAD_BYTES / MIB) as u32;
+/// Our per-file limit's range (MiB): 1 MiB … 16 GiB; the default is the engine's, 64 MiB (A-3, A-19 decision).
+pub const MIN_MEDIA_MB: u32 = 1;
+pub const MAX_MEDIA_MB: u32 = 16 * 1024;
+pub const DEFAULT_MEDIA_MB: u32 = (hermes_protocol::media::DEFAULT_MEDIA_CAP / MIB) as u32;
+/// The media folder's quota range (MiB): 1 MiB … 1 TiB; the default is the engine's, 2 GiB.
+pub const MIN_QUOTA_MB: u32 = 1;
+pub const MAX_QUOTA_MB: u32 = 1024 * 1024;
+pub const DEFAULT_QUOTA_MB: u32 = (hermes_client::http::DEFAULT_MEDIA_QUOTA_BYTES / MIB) as u32;
 
 /// App settings, remembered per machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Type)]
@@ -24,11 +32,20 @@ pub const DEFAULT_DOWNLOAD_MB: u32 = (hermes_client::http::DEFAULT_MAX_DOWNLOAD_
 pub struct AppSettings {
     /// The largest file downloaded from an agent, in MiB (1 … 1 048 576). Applies to connections made after a change.
     pub max_download_mb: u32,
+    /// Our per-file limit for the agent's files, in MiB (1 … 16 384): the agent's `max_media_bytes` is clamped to
+    /// it, and it sizes the buffer for unfinished incoming files. Applies to connections made after a change.
+    pub max_media_mb: u32,
+    /// The most the media folder may hold, in MiB (1 … 1 048 576); a file that would go over it is refused.
+    pub media_quota_mb: u32,
 }
 
 impl Default for AppSettings {
     fn default() -> Self {
-        AppSettings { max_download_mb: DEFAULT_DOWNLOAD_MB }
+        AppSettings {
+            max_download_mb: DEFAULT_DOWNLOAD_MB,
+            max_media_mb: DEFAULT_MEDIA_MB,
+            media_quota_mb: DEFAULT_QUOTA_MB,
+        }
     }
 }
 
@@ -36,7 +53,19 @@ impl AppSettings {
     /// Clamp to sane ranges.
     pub fn normalized(mut self) -> Self {
         self.max_download_mb = self.max_download_mb.clamp(MIN_DOWNLOAD_MB, MAX_DOWNLOAD_MB);
+        self.max_media_mb = self.max_media_mb.clamp(MIN_MEDIA_MB, MAX_MEDIA_MB);
+        self.media_quota_mb = self.media_quota_mb.clamp(MIN_QUOTA_MB, MAX_QUOTA_MB);
         self
+    }
+
+    /// Our per-file limit in bytes, for `EngineConfig::max_media_bytes`.
+    pub fn max_media_bytes(&self) -> u64 {
+        u64::from(self.max_media_mb) * MIB
+    }
+
+    /// The media folder's quota in bytes, for `EngineConfig::media_quota_bytes`.
+    pub fn media_quota_bytes(&self) -> u64 {
+        u64::from(self.media_quota_mb) * MIB
     }
 
     /// The download limit in bytes, for `EngineConfig::max_download_bytes`.
@@ -114,7 +143,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(AppSettings::load(dir.path()), AppSettings::default());
         assert_eq!(AppSettings::default().max_download_bytes(), hermes_client::http::DEFAULT_MAX_DOWNLOAD_BYTES);
-        let s = AppSettings { max_download_mb: 500 };
+        // our media limits (A-3, A-19 decision): 64 MiB per file, a 2 GiB media folder
+        let d = AppSettings::default();
+        assert_eq!((d.max_media_bytes(), d.media_quota_bytes()), (64 * MIB, 2048 * MIB));
+        let s = AppSettings { max_download_mb: 500, max_media_mb: 32, media_quota_mb: 4096 };
         s.save(dir.path()).unwrap();
         assert_eq!(AppSettings::load(dir.path()), s);
         assert!(!dir.path().join(format!("{SETTINGS_FILE}.tmp")).exists(), "the temp file is renamed away");
@@ -133,10 +165,14 @@ mod tests {
         assert_eq!(AppSettings::load(dir.path()).max_download_mb, MIN_DOWNLOAD_MB);
         std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"maxDownloadMb":4000000000}"#).unwrap();
         assert_eq!(AppSettings::load(dir.path()).max_download_mb, MAX_DOWNLOAD_MB);
-        assert_eq!(AppSettings { max_download_mb: MAX_DOWNLOAD_MB }.max_download_bytes(), 1024 * 1024 * MIB);
+        let max = AppSettings { max_download_mb: MAX_DOWNLOAD_MB, ..AppSettings::default() };
+        assert_eq!(max.max_download_bytes(), 1024 * 1024 * MIB);
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"maxMediaMb":0,"mediaQuotaMb":4000000000}"#).unwrap();
+        let l = AppSettings::load(dir.path());
+        assert_eq!((l.max_media_mb, l.media_quota_mb), (MIN_MEDIA_MB, MAX_QUOTA_MB));
 
         let st = SettingsState::new(dir.path());
-        let saved = st.set(AppSettings { max_download_mb: 0 }).unwrap();
+        let saved = st.set(AppSettings { max_download_mb: 0, ..AppSettings::default() }).unwrap();
         assert_eq!(saved.max_download_mb, MIN_DOWNLOAD_MB, "the stored value is what the command returns");
         assert_eq!(st.get(), saved);
         assert_eq!(AppSettings::load(dir.path()), saved, "and what the next start reads");
@@ -146,7 +182,7 @@ mod tests {
     fn a_failed_write_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let st = SettingsState::new(&dir.path().join("gone"));
-        assert!(st.set(AppSettings { max_download_mb: 10 }).is_err());
+        assert!(st.set(AppSettings { max_download_mb: 10, ..AppSettings::default() }).is_err());
         assert_eq!(st.get(), AppSettings::default());
     }
 }

@@ -490,7 +490,16 @@ export type AppSettings = {
 /**
  * The largest file downloaded from an agent, in MiB (1 … 1 048 576). Applies to connections made after a change.
  */
-maxDownloadMb: number }
+maxDownloadMb: number; 
+/**
+ * Our per-file limit for the agent's files, in MiB (1 … 16 384): the agent's `max_media_bytes` is clamped to
+ * it, and it sizes the buffer for unfinished incoming files. Applies to connections made after a change.
+ */
+maxMediaMb: number; 
+/**
+ * The most the media folder may hold, in MiB (1 … 1 048 576); a file that would go over it is refused.
+ */
+mediaQuotaMb: number }
 /**
  * A file of a message.
  */
@@ -725,15 +734,6 @@ export type FileInfo = { path: string; name: string; size: number; mime?: string
  */
 durationMs?: number | null }
 /**
- * One page of a conversation's history.
- */
-export type HistoryPage = { 
-/**
- * Newest first.
- */
-messages: StoredMessage[]; 
-/**
-/**
  * What a received file really is, read from its bytes and extension (`hermes_client::filetype`), never from the
  * agent's label: "Open" only when `viewable`.
  */
@@ -747,6 +747,15 @@ realMime: string; realExt?: string | null;
  * The name's own last extension, lowercased (`exe` for `report.pdf.exe`).
  */
 nameExt: string }
+/**
+ * One page of a conversation's history.
+ */
+export type HistoryPage = { 
+/**
+ * Newest first.
+ */
+messages: StoredMessage[]; 
+/**
  * The agent's cards shown in the same stretch of time as `messages` (oldest first; after the newest message too).
  */
 cards: StoredCard[]; 

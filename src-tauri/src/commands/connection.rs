@@ -54,8 +54,13 @@ pub async fn connect(
     stop_engine(&app, &state, &profile_id).await;
     let profile = state.app.profile(&profile_id)?;
     let token = token_for(&state, &profile_id).await?;
-    let max_download_bytes = app.try_state::<crate::settings::SettingsState>().map(|s| s.get().max_download_bytes());
-    let opts = ConnectOptions { max_download_bytes, ..ConnectOptions::default() };
+    let settings = app.try_state::<crate::settings::SettingsState>().map(|s| s.get());
+    let opts = ConnectOptions {
+        max_download_bytes: settings.as_ref().map(|s| s.max_download_bytes()),
+        max_media_bytes: settings.as_ref().map(|s| s.max_media_bytes()),
+        media_quota_bytes: settings.as_ref().map(|s| s.media_quota_bytes()),
+        ..ConnectOptions::default()
+    };
     let conn = state.app.connect(&profile, token, &opts)?;
     let forward = tauri::async_runtime::spawn(forward(app.clone(), profile.id.clone(), conn.events, on_event));
     state.engines.lock().await.insert(profile.id, Engine { handle: conn.handle, forward });

@@ -117,10 +117,12 @@ export const ENGINE_ERROR_CODES = [
   'download_failed',
   'download_too_big',
   'download_no_space',
+  'media_quota_full',
   // received media (media.rs)
   'bad_frame',
   'bad_base64',
   'too_many_unfinished',
+  'media_buffer_full',
   'empty_media',
 ] as const;
 

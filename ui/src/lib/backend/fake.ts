@@ -81,7 +81,7 @@ export class FakeShell {
   stored = new Map<string, StoredMessage[]>();
   files = new Map<string, FakeFile>();
   drafts = new Map<string, string>();
-  settings: AppSettings = { maxDownloadMb: 2048 };
+  settings: AppSettings = { maxDownloadMb: 2048, maxMediaMb: 64, mediaQuotaMb: 2048 };
   agent: FakeAgent | null = null;
   /** What the file picker answers. */
   picks: string[] = [];
@@ -287,7 +287,12 @@ export class FakeShell {
         return { ...this.settings };
       case 'app_save_settings': {
         const s = a.settings as AppSettings;
-        this.settings = { maxDownloadMb: Math.min(Math.max(Math.round(s.maxDownloadMb), 1), 1024 * 1024) };
+        const clamp = (n: number, max: number) => Math.min(Math.max(Math.round(n), 1), max);
+        this.settings = {
+          maxDownloadMb: clamp(s.maxDownloadMb, 1024 * 1024),
+          maxMediaMb: clamp(s.maxMediaMb, 16 * 1024),
+          mediaQuotaMb: clamp(s.mediaQuotaMb, 1024 * 1024),
+        };
         return { ...this.settings };
       }
       case 'check_for_updates':
