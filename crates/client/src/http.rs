@@ -15,7 +15,6 @@ use serde::Deserialize;
 use tokio::io::AsyncWriteExt as _;
 use url::Url;
 
-
 /// The user's download cap when none is configured: 2 GiB (G-9 decision).
 pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 /// The media folder's quota when none is configured: 2 GiB.
@@ -24,6 +23,9 @@ pub const DEFAULT_MEDIA_QUOTA_BYTES: u64 = 2 * 1024 * 1024 * 1024;
 pub const DEFAULT_KEEP_FREE_BYTES: u64 = 64 * 1024 * 1024;
 /// Free space is measured again after this many bytes were written (other programs use the disk too).
 const SPACE_RECHECK_BYTES: u64 = 64 * 1024 * 1024;
+/// What the media folder holds is measured again after this many bytes: downloads running side by side each see the
+/// others grow, so together they cannot go over the quota (by more than this much each).
+const QUOTA_RECHECK_BYTES: u64 = 256 * 1024;
 
 /// What bounds one download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +159,27 @@ fn room(dir: &Path, keep_free: u64) -> Option<u64> {
     fs4::available_space(dir).ok().map(|free| free.saturating_sub(keep_free))
 }
 
+/// Bytes of the regular files in `dir` and its sub-folders (partial downloads included: they are on their way in),
+/// what counts against the media folder's quota. Links are not followed.
+pub async fn folder_usage(dir: &Path) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(mut rd) = tokio::fs::read_dir(&d).await else { continue };
+        while let Ok(Some(e)) = rd.next_entry().await {
+            let Ok(ft) = e.file_type().await else { continue };
+            if ft.is_dir() {
+                stack.push(e.path());
+            } else if ft.is_file()
+                && let Ok(m) = e.metadata().await
+            {
+                total = total.saturating_add(m.len());
+            }
+        }
+    }
+    total
+}
+
 /// A temporary file that is removed when dropped unless [`Partial::keep`] was called: whatever ends a download
 /// early — an error, a limit, or the task being aborted mid-write (a cancel) — leaves nothing behind.
 struct Partial {
@@ -253,19 +276,19 @@ impl Http {
         if !resp.status().is_success() {
             return Err(HttpError::Status { status });
         }
-        let over = |n: u64| {
+        let over = |n: u64, quota_used: u64| {
             if n > limits.agent_max {
                 Some(HttpError::TooBig { limit: limits.agent_max })
             } else if n > limits.user_max {
                 Some(HttpError::OverDownloadLimit { limit: limits.user_max })
-            } else if n.saturating_add(limits.quota_used) > limits.quota {
-                Some(HttpError::QuotaFull { quota: limits.quota, used: limits.quota_used })
+            } else if n.saturating_add(quota_used) > limits.quota {
+                Some(HttpError::QuotaFull { quota: limits.quota, used: quota_used })
             } else {
                 None
             }
         };
         let total = resp.content_length();
-        if let Some(e) = total.and_then(over) {
+        if let Some(e) = total.and_then(|t| over(t, limits.quota_used)) {
             return Err(e);
         }
         tokio::fs::create_dir_all(dir).await?;
@@ -282,11 +305,18 @@ impl Http {
         let mut file = tokio::fs::File::create(&tmp).await?;
         let mut done = 0u64;
         let mut since_check = 0u64;
+        // what the media folder holds besides this file
+        let (mut quota_base, mut since_quota) = (limits.quota_used, 0u64);
         let mut stream = resp.bytes_stream();
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(net)?;
             let n = chunk.len() as u64;
-            if let Some(e) = over(done + n) {
+            if limits.quota != u64::MAX && since_quota >= QUOTA_RECHECK_BYTES {
+                // this file's own partial is in the folder too: `done` bytes of it
+                quota_base = folder_usage(dir).await.saturating_sub(done);
+                since_quota = 0;
+            }
+            if let Some(e) = over(done + n, quota_base) {
                 return Err(e);
             }
             if since_check >= SPACE_RECHECK_BYTES || allowance.is_some_and(|a| n > a) {
@@ -303,6 +333,7 @@ impl Http {
             file.write_all(&chunk).await?;
             done += n;
             since_check += n;
+            since_quota += n;
             progress(done, total.unwrap_or(0).max(done));
         }
         file.flush().await?;
@@ -496,14 +527,17 @@ mod tests {
         for (head, wire) in [sized(&body), chunked(&body)] {
             let url = serve(head, wire, false).await;
             let dir = tempfile::tempdir().unwrap();
-            let l = DownloadLimits { quota: 3 * MIB as u64, quota_used: 2 * MIB as u64, ..limits(u64::MAX) };
+            std::fs::write(dir.path().join("held.bin"), vec![0u8; 2 * MIB]).unwrap();
+            let used = folder_usage(dir.path()).await;
+            assert_eq!(used, 2 * MIB as u64);
+            let l = DownloadLimits { quota: 3 * MIB as u64, quota_used: used, ..limits(u64::MAX) };
             let err = Http::new().download(&url, None, l, dir.path(), "q.bin", |_, _| {}).await.unwrap_err();
             assert!(
                 matches!(err, HttpError::QuotaFull { quota, used } if quota == 3 * MIB as u64 && used == 2 * MIB as u64)
             );
             assert_eq!(err.code(), MEDIA_QUOTA_FULL);
             assert!(err.to_string().starts_with("the media folder is full (2 MiB of its 3 MiB quota used)"), "{err}");
-            assert_eq!(files_in(dir.path()), Vec::<String>::new(), "no partial file left");
+            assert_eq!(files_in(dir.path()), vec!["held.bin"], "no partial file left");
         }
     }
 

@@ -78,6 +78,45 @@ async fn http_file(len: usize, announce: bool) -> String {
     base
 }
 
+/// A raw HTTP/1.1 server for two downloads side by side: each gets 2 MiB without a length; the first pauses after
+/// 512 KiB until the second has asked, so both are under way together.
+async fn http_pair() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/", l.local_addr().unwrap());
+    let second = std::sync::Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(async move {
+        let mut n = 0;
+        while let Ok((mut tcp, _)) = l.accept().await {
+            n += 1;
+            let (first, second) = (n == 1, second.clone());
+            if !first {
+                second.notify_one();
+            }
+            tokio::spawn(async move {
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tcp.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let _ = tcp.write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n").await;
+                let piece = vec![6u8; 64 * 1024];
+                for i in 0..32 {
+                    if first && i == 8 {
+                        second.notified().await;
+                    }
+                    if tcp.write_all(&piece).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    base
+}
+
 /// Everything in the media folder (partials included).
 fn files_in(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -190,5 +229,42 @@ async fn a20_a_file_over_the_media_quota_is_refused_and_leaves_nothing() {
     let ev =
         c.wait(30, |e| matches!(e, Event::Media { id, .. } | Event::Error { id: Some(id), .. } if id == "u3")).await;
     assert!(matches!(ev, Event::Media { size, .. } if size == 2 * MIB), "{ev:?}");
+    c.handle.shutdown().await;
+}
+
+/// two `url` downloads side by side each see the other grow (the folder is measured again as they write), so
+/// together they cannot pass the quota: of two 2 MiB files under a 3 MiB quota at most one is kept, the other is
+/// refused with `media_quota_full` and leaves no partial.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a20_downloads_side_by_side_cannot_pass_the_quota_together() {
+    let (url, tx) = agent().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&url, Dialect::Adapter, "t", "desk", dir.path());
+    cfg.media_quota_bytes = 3 * MIB;
+    let media = cfg.media_dir.clone();
+    let mut c = start(cfg);
+    c.wait(10, |e| matches!(e, Event::Ready { .. })).await;
+    let base = http_pair().await;
+    for id in ["p1", "p2"] {
+        let f = json!({"t":"media","id":id,"kind":"document","filename":format!("{id}.bin"),"final":true,"url":format!("{base}{id}")});
+        tx.send(f.to_string()).unwrap();
+    }
+    let (mut saved, mut refused) = (0, 0);
+    while saved + refused < 2 {
+        match c.wait(60, |e| matches!(e, Event::Media { .. } | Event::Error { .. })).await {
+            Event::Media { size, .. } => {
+                assert_eq!(size, 2 * MIB);
+                saved += 1;
+            }
+            Event::Error { code, .. } if code == "media_quota_full" => refused += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(saved <= 1 && refused >= 1, "saved {saved}, refused {refused}");
+    until_end(&mut c, &tx).await;
+    let names = files_in(&media);
+    assert!(names.iter().all(|n| !n.starts_with(".partial")), "{names:?}");
+    let held: u64 = names.iter().map(|n| std::fs::metadata(media.join(n)).unwrap().len()).sum();
+    assert!(held <= 3 * MIB, "the folder holds {held} bytes");
     c.handle.shutdown().await;
 }

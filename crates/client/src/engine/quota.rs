@@ -8,25 +8,9 @@ use hermes_protocol::Event;
 
 use super::Engine;
 
-/// Bytes of the regular files in `dir` and its sub-folders (partial downloads included: they are on their way in).
-/// Links are not followed.
+/// What the media folder holds now (see [`crate::http::folder_usage`]).
 pub(super) async fn used(dir: &Path) -> u64 {
-    let mut total = 0u64;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(mut rd) = tokio::fs::read_dir(&d).await else { continue };
-        while let Ok(Some(e)) = rd.next_entry().await {
-            let Ok(ft) = e.file_type().await else { continue };
-            if ft.is_dir() {
-                stack.push(e.path());
-            } else if ft.is_file()
-                && let Ok(m) = e.metadata().await
-            {
-                total = total.saturating_add(m.len());
-            }
-        }
-    }
-    total
+    crate::http::folder_usage(dir).await
 }
 
 impl Engine {
