@@ -14,6 +14,7 @@ describe('a received file never runs with one click (A-20)', () => {
     const msg = note.closest('.attachment') as HTMLElement;
     expect(within(msg).getByText(/ends in “\.exe”, not “\.pdf”/)).toBeInTheDocument();
     expect(within(msg).queryByRole('button', { name: 'Open' })).toBeNull();
+    expect(msg.querySelector('.file-size')?.textContent).toBe('4.0 KB');
     await fireEvent.click(await within(msg).findByRole('button', { name: 'Save as…' }));
     await fireEvent.click(within(msg).getByRole('button', { name: 'Show in folder' }));
     const cmds = ipc.calls.map((c) => c.cmd);
