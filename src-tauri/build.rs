@@ -38,7 +38,6 @@ fn write_permission(commands: &[String]) {
     }
 }
 
-
 fn main() {
     println!("cargo:rerun-if-changed=src/lib.rs");
     let commands = commands();

@@ -15,7 +15,7 @@ pub mod reply;
 pub mod session;
 pub mod v3;
 
+pub use dialect::Dialect;
 pub use event::{Command, Direction, DisconnectCode, Event, Features, SmallString};
 pub use refusal::{Feature, Refusal};
-pub use dialect::Dialect;
 pub use session::{Config, DownloadSource, Io, Outgoing, Session};
