@@ -105,6 +105,7 @@ fuzz_target!(|input: Input| {
         user_id: "admin".into(),
         default_session: "abc-123-def".into(),
         seed: input.seed,
+        max_media_bytes: hermes_protocol::media::DEFAULT_MEDIA_CAP,
     };
     let examples: Vec<&str> = if input.v3 { examples::V3.to_vec() } else { examples::ADAPTER_DOWN.to_vec() };
     let t0 = Instant::now();
