@@ -124,6 +124,21 @@ fn files_in(dir: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A ready engine on a raw agent whose media folder has a quota of `quota` bytes: the engine, the agent's frame
+/// sender, the media folder, and the data folder (kept alive for the test).
+async fn ready_with_quota(
+    quota: u64,
+) -> (Client, mpsc::UnboundedSender<String>, std::path::PathBuf, tempfile::TempDir) {
+    let (url, tx) = agent().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&url, Dialect::Adapter, "t", "desk", dir.path());
+    cfg.media_quota_bytes = quota;
+    let media = cfg.media_dir.clone();
+    let mut c = start(cfg);
+    c.wait(10, |e| matches!(e, Event::Ready { .. })).await;
+    (c, tx, media, dir)
+}
+
 async fn until_end(c: &mut Client, agent: &mpsc::UnboundedSender<String>) {
     agent.send(json!({"t":"message","id":"end","text":"end","final":true}).to_string()).unwrap();
     c.wait_forget(120, |e| matches!(e, Event::Message { id, final_: true, .. } if id == "end")).await;
@@ -187,13 +202,7 @@ async fn a3_a19_an_agent_announcing_10_15_bytes_cannot_grow_the_incoming_buffer(
 /// over the socket alike — nothing partial is left, the caption still shows, and the next message still arrives.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a20_a_file_over_the_media_quota_is_refused_and_leaves_nothing() {
-    let (url, tx) = agent().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(&url, Dialect::Adapter, "t", "desk", dir.path());
-    cfg.media_quota_bytes = 3 * MIB;
-    let media = cfg.media_dir.clone();
-    let mut c = start(cfg);
-    c.wait(10, |e| matches!(e, Event::Ready { .. })).await;
+    let (mut c, tx, media, _dir) = ready_with_quota(3 * MIB).await;
     std::fs::write(media.join("already-here.bin"), vec![0u8; 2 * MIB as usize]).unwrap();
 
     let sized = http_file(2 * MIB as usize, true).await;
@@ -237,13 +246,7 @@ async fn a20_a_file_over_the_media_quota_is_refused_and_leaves_nothing() {
 /// refused with `media_quota_full` and leaves no partial.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a20_downloads_side_by_side_cannot_pass_the_quota_together() {
-    let (url, tx) = agent().await;
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(&url, Dialect::Adapter, "t", "desk", dir.path());
-    cfg.media_quota_bytes = 3 * MIB;
-    let media = cfg.media_dir.clone();
-    let mut c = start(cfg);
-    c.wait(10, |e| matches!(e, Event::Ready { .. })).await;
+    let (mut c, tx, media, _dir) = ready_with_quota(3 * MIB).await;
     let base = http_pair().await;
     for id in ["p1", "p2"] {
         let f = json!({"t":"media","id":id,"kind":"document","filename":format!("{id}.bin"),"final":true,"url":format!("{base}{id}")});
