@@ -92,3 +92,18 @@ impl Client {
         }
     }
 }
+
+/// Reads an HTTP/1.1 request up to the end of its head (the test servers answer without looking at a body); `None`
+/// when the client went away first.
+pub async fn read_request_head(tcp: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt as _;
+    let mut req = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+        match tcp.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => req.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(req)
+}

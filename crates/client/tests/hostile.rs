@@ -19,7 +19,7 @@ use common::*;
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt as _, StreamExt as _};
 use hermes_protocol::{Dialect, Event};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Mutex;
 use tokio_tungstenite::WebSocketStream;
@@ -98,14 +98,7 @@ async fn http_server() -> (String, Arc<AtomicU64>) {
         while let Ok((mut tcp, _)) = l.accept().await {
             let served = s2.clone();
             tokio::spawn(async move {
-                let mut req = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
+                let Some(req) = read_request_head(&mut tcp).await else { return };
                 let line = String::from_utf8_lossy(&req).lines().next().unwrap_or("").to_string();
                 let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
                 let zeros = vec![0u8; 64 * 1024];

@@ -14,7 +14,7 @@ use futures_util::{SinkExt as _, StreamExt as _};
 use hermes_protocol::media::MIB;
 use hermes_protocol::{Dialect, Event};
 use serde_json::json;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::Message;
@@ -57,13 +57,8 @@ async fn http_file(len: usize, announce: bool) -> String {
     tokio::spawn(async move {
         while let Ok((mut tcp, _)) = l.accept().await {
             tokio::spawn(async move {
-                let mut req = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
+                if read_request_head(&mut tcp).await.is_none() {
+                    return;
                 }
                 let head = if announce {
                     format!("HTTP/1.1 200 OK\r\ncontent-length: {len}\r\nconnection: close\r\n\r\n")
@@ -93,13 +88,8 @@ async fn http_pair() -> String {
                 second.notify_one();
             }
             tokio::spawn(async move {
-                let mut req = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tcp.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
+                if read_request_head(&mut tcp).await.is_none() {
+                    return;
                 }
                 let _ = tcp.write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\n").await;
                 let piece = vec![6u8; 64 * 1024];
