@@ -64,8 +64,11 @@ export function appError(code: AppError['code'], message: string): AppError {
   return { code, message };
 }
 
+/** The IPC mock's internals; none once the test environment is torn down (a scripted reply's timer may still fire). */
 const internals = () =>
-  (window as unknown as { __TAURI_INTERNALS__?: { runCallback?: (id: number, data: unknown) => void } }).__TAURI_INTERNALS__;
+  typeof window === 'undefined'
+    ? undefined
+    : (window as unknown as { __TAURI_INTERNALS__?: { runCallback?: (id: number, data: unknown) => void } }).__TAURI_INTERNALS__;
 
 function runCallback(id: number, data: unknown): void {
   const run = internals()?.runCallback;
