@@ -2,7 +2,10 @@
 //! everything the spec says it must survive (A-7, A-19, A-20, A-22): frames over 16 MiB, invalid UTF-8 / base64 /
 //! JSON, 10,000 unknown frames per second, media with `parts` = 1,000,000, endless non-final chunks, a `url`
 //! pointing at a 10 GB stream (generated, never stored) and at a redirect loop, and filenames with traversal,
-//! reserved device names and control characters.
+//! reserved device names and control characters. It also announces `max_media_bytes` = 10^15 and streams 8 files ×
+//! 2048 parts (A-3, A-19: our limit and a fixed buffer hold), and sends programs dressed as documents (A-20): an
+//! executable labelled `application/pdf` under a double extension, a program named `.pdf`, names hiding their end
+//! behind bidi and invisible characters, `COM¹`/`LPT¹`/`CONIN$`/`CONOUT$`, and one name twice.
 //!
 //! For each: a clear event (an `error` with a code, or a `disconnected` with the reason), the engine lives on (the
 //! connection stays, or it reconnects), memory stays bounded (peak RSS of this process is printed and checked
@@ -51,7 +54,9 @@ impl Peer {
                 if !matches!(rx.next().await, Some(Ok(Message::Text(_)))) {
                     continue;
                 }
-                let ready = r#"{"t":"ready","session":"mobile:hostile","capabilities":{"max_media_bytes":8388608}}"#;
+                // an agent that would set our limits (A-3): 10^15 bytes per file
+                let ready =
+                    r#"{"t":"ready","session":"mobile:hostile","capabilities":{"max_media_bytes":1000000000000000}}"#;
                 if tx.send(Message::text(ready)).await.is_err() {
                     continue;
                 }
@@ -194,8 +199,12 @@ async fn hostile_agent_gets_clear_errors_bounded_memory_and_no_file_outside_the_
     let media = data.join("media");
     let mut cfg = config(&peer.url, Dialect::Adapter, hermes_devserver::DEV_TOKEN, "hostile-1", &data);
     cfg.seed = 1;
+    // our own per-file limit (the app's setting): the agent's 10^15 is cut to it, and it sizes the buffer (8 MiB)
+    cfg.max_media_bytes = 8 * 1024 * 1024;
     let mut c = start(cfg);
-    c.ready().await;
+    let ready = c.wait(10, |e| matches!(e, Event::Ready { .. })).await;
+    let Event::Ready { features, .. } = ready else { unreachable!() };
+    assert_eq!(features.max_file_bytes, Some(8 * 1024 * 1024), "our limit, not the agent's 10^15");
     let rss_start = peak_rss_kib();
     let mut n = 0;
     let mut next = || {
@@ -328,6 +337,14 @@ async fn hostile_agent_gets_clear_errors_bounded_memory_and_no_file_outside_the_
     }
     alive(&mut c, &peer, next()).await;
 
+    // A-20: files that would run with one click, dressed as documents; names that hide what they are
+    saved.extend(dressed_files(&mut c, &peer, &media).await);
+    alive(&mut c, &peer, next()).await;
+
+    // A-3, A-19: with 10^15 announced, 8 files × 2048 parts streamed interleaved cannot grow the buffer past our cap
+    saved.extend(eight_by_2048_parts(&mut c, &peer).await);
+    alive(&mut c, &peer, next()).await;
+
     let rss_end = peak_rss_kib();
     c.handle.shutdown().await;
 
@@ -354,4 +371,142 @@ async fn hostile_agent_gets_clear_errors_bounded_memory_and_no_file_outside_the_
 fn base64_of(b: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+/// A Windows program's first bytes (`MZ`, then the DOS stub), and an ELF executable's.
+const EXE: &[u8] = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00This program cannot be run in DOS mode.";
+const ELF: &[u8] = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\x3e\x00";
+const PDF: &[u8] = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n";
+
+async fn media_file(
+    c: &mut Client,
+    peer: &Peer,
+    id: &str,
+    mime: &str,
+    filename: &str,
+    bytes: &[u8],
+) -> (PathBuf, String) {
+    let frame = serde_json::json!({"t":"media","id":id,"kind":"document","mime":mime,"filename":filename,
+        "part":0,"parts":1,"final":true,"data":base64_of(bytes)});
+    peer.text(&frame.to_string()).await;
+    match c.wait(10, |e| matches!(e, Event::Media { id: x, .. } if x == id)).await {
+        Event::Media { path, filename, .. } => (PathBuf::from(path), filename),
+        _ => unreachable!(),
+    }
+}
+
+/// Programs dressed as documents and names that hide their end (A-20): each is saved inside the media folder under
+/// its real, full extension, judged by its bytes (never viewable, whatever the label), without an execute bit, with
+/// nothing invisible or reserved left in its name; one name twice is two files. Returns the files saved.
+async fn dressed_files(c: &mut Client, peer: &Peer, media: &Path) -> Vec<PathBuf> {
+    use hermes_client::filetype;
+    let mut saved = Vec::new();
+    let mut check = |path: &Path, filename: &str| {
+        assert_eq!(path.parent(), Some(media), "{filename:?} saved as {}", path.display());
+        assert_eq!(path.file_name().unwrap().to_string_lossy(), filename);
+        assert!(!hermes_client::names::is_reserved(filename), "{filename:?} is a reserved name");
+        for ch in filename.chars() {
+            let hidden = ch.is_control()
+                || matches!(ch, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}'
+                    | '\u{FEFF}' | '\u{061C}' | '\u{00AD}' | '\u{00A0}' | '\u{2000}'..='\u{200A}' | '\u{3000}');
+            assert!(!hidden, "{filename:?} keeps U+{:04X}", ch as u32);
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o111, 0, "{filename:?} is executable ({mode:o})");
+        }
+        saved.push(path.to_path_buf());
+        filetype::of_file(path).unwrap()
+    };
+
+    // an executable labelled application/pdf, under a double extension: its full name, never viewable
+    let (p, f) = media_file(c, peer, "dressed-1", "application/pdf", "Q3-report-final-for-review.pdf.exe", EXE).await;
+    assert_eq!(f, "Q3-report-final-for-review.pdf.exe");
+    let t = check(&p, &f);
+    assert!(!t.viewable && t.name_ext == "exe", "{t:?}");
+    // a program named as a PDF, labelled as one: the bytes say otherwise, not viewable
+    let (p, f) = media_file(c, peer, "dressed-2", "application/pdf", "invoice.pdf", ELF).await;
+    let t = check(&p, &f);
+    assert!(!t.viewable && t.real_mime != "application/pdf", "{t:?}");
+    // the right-to-left override that makes `…fdp.exe` read as `…exe.pdf`, zero-width, BOM, Arabic letter mark,
+    // soft hyphen and odd spaces: all gone from the name, whose real extension stays `.exe`
+    let hiding = "Q3\u{200B}report\u{FEFF}\u{061C}\u{00AD}\u{2066}final\u{00A0}\u{3000}\u{202E}fdp.exe";
+    let (p, f) = media_file(c, peer, "dressed-3", "application/pdf", hiding, EXE).await;
+    let t = check(&p, &f);
+    assert!(f.ends_with(".exe") && !t.viewable, "{f:?} {t:?}");
+    // a run of spaces pushing the real extension out of sight
+    let spaces = format!("photo.jpg{}.exe", " ".repeat(120));
+    let (p, f) = media_file(c, peer, "dressed-4", "image/jpeg", &spaces, EXE).await;
+    let t = check(&p, &f);
+    assert!(f.ends_with(".exe") && !t.viewable, "{f:?} {t:?}");
+    // Windows device names in their superscript and console forms
+    for (i, name) in ["COM¹.txt", "LPT¹", "CONIN$", "CONOUT$.log", "com³.tar.gz"].into_iter().enumerate() {
+        let (p, f) = media_file(c, peer, &format!("reserved-{i}"), "text/plain", name, b"hi").await;
+        check(&p, &f);
+    }
+    // the same name twice: two files, the first one untouched
+    let (a, fa) = media_file(c, peer, "twice-1", "application/pdf", "same.pdf", PDF).await;
+    let (b, fb) = media_file(c, peer, "twice-2", "application/pdf", "same.pdf", b"%PDF-1.7\nthe second one").await;
+    assert_ne!(a, b);
+    assert_eq!((fa.as_str(), fb.as_str()), ("same.pdf", "same (1).pdf"));
+    assert_eq!(std::fs::read(&a).unwrap(), PDF, "the first file is untouched");
+    assert!(check(&a, &fa).viewable, "a real PDF named .pdf is viewable (the control)");
+    check(&b, &fb);
+    saved
+}
+
+/// A-3, A-19 decision: the agent announced 10^15 bytes and streams 8 files × 2048 parts of 2 KiB (4 MiB each,
+/// under our per-file limit; 32 MiB in all), interleaved. The session's own count of buffered bytes never passes our fixed cap (8 MiB here), the oldest
+/// unfinished files are dropped with `media_buffer_full`, any finished one is saved whole, the connection stays.
+async fn eight_by_2048_parts(c: &mut Client, peer: &Peer) -> Vec<PathBuf> {
+    let cap = c.handle.media_buffer().cap;
+    assert_eq!(cap, 8 * 1024 * 1024, "the buffer's cap comes from our limit, not the agent's 10^15");
+    let conns = peer.connections.load(Ordering::SeqCst);
+    let piece = base64_of(&vec![3u8; 2 * 1024]);
+    let (files, parts) = (8u32, 2048u32);
+    for p in 0..parts {
+        peer.flood((0..files).map(|f| {
+            format!(
+                r#"{{"t":"media","id":"big{f}","kind":"document","filename":"big{f}.bin","part":{p},"parts":{parts},"final":{},"data":"{piece}"}}"#,
+                p + 1 == parts
+            )
+        }))
+        .await;
+        let b = c.handle.media_buffer();
+        assert!(b.held <= cap && b.peak <= cap, "{b:?}");
+    }
+    let (mut dropped, mut saved) = (Vec::new(), Vec::new());
+    while dropped.len() + saved.len() < files as usize {
+        match c
+            .wait_forget(
+                120,
+                |e| matches!(e, Event::Media { id, .. } | Event::Error { id: Some(id), .. } if id.starts_with("big")),
+            )
+            .await
+        {
+            Event::Media { id, size, path, .. } => {
+                assert_eq!(size, u64::from(parts) * 2 * 1024, "{id} saved whole");
+                saved.push(PathBuf::from(path));
+            }
+            Event::Error { code, id: Some(id), .. } => {
+                assert_eq!(code, "media_buffer_full", "{id}");
+                dropped.push(id);
+            }
+            _ => unreachable!(),
+        }
+        let b = c.handle.media_buffer();
+        assert!(b.held <= cap && b.peak <= cap, "{b:?}");
+    }
+    let b = c.handle.media_buffer();
+    eprintln!(
+        "hostile: 8 x 2048 parts under 10^15 announced: {} dropped, {} saved, buffer {b:?}",
+        dropped.len(),
+        saved.len()
+    );
+    assert!(b.peak <= cap && b.peak > cap / 2, "the stream filled the buffer but never passed it: {b:?}");
+    assert!(!dropped.is_empty(), "32 MiB cannot fit an 8 MiB buffer: something was dropped");
+    assert_eq!(peer.connections.load(Ordering::SeqCst), conns, "the connection stays");
+    saved
 }
