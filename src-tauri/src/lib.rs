@@ -12,9 +12,11 @@ pub mod error;
 pub mod fonts;
 pub mod gpu;
 pub mod heap;
+pub mod hub;
 pub mod ipc;
 pub mod logging;
 pub mod media;
+pub mod notify;
 pub mod security;
 pub mod settings;
 pub mod state;
@@ -46,6 +48,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::connection::connect,
             commands::connection::disconnect,
             commands::connection::send_command,
+            commands::connection::agent_statuses,
             commands::conversations::list_conversations,
             commands::conversations::create_conversation,
             commands::conversations::rename_conversation,
@@ -270,6 +273,7 @@ pub fn run(opts: Options) {
             voice::register_shortcut_soon(app.handle());
             app.manage(st);
             state::reconnect_on_wake(app.handle());
+            hub::start(app.handle());
 
             let cfg = app
                 .config()

@@ -37,6 +37,14 @@ pub struct AppSettings {
     pub max_media_mb: u32,
     /// The most the media folder may hold, in MiB (1 … 1 048 576); a file that would go over it is refused.
     pub media_quota_mb: u32,
+    /// A notification for an agent's reply or file while the window is not focused (notify.rs).
+    pub notify_reply: bool,
+    /// A notification for an agent's approval or question card while the window is not focused.
+    pub notify_card: bool,
+    /// No notification before this time (ms since the epoch; the tray's "Mute notifications for 1 hour").
+    pub mute_until: i64,
+    /// The UI's language (`en`, `ru`, `zh`), for what the shell says without a page (notifications).
+    pub locale: String,
 }
 
 impl Default for AppSettings {
@@ -45,6 +53,10 @@ impl Default for AppSettings {
             max_download_mb: DEFAULT_DOWNLOAD_MB,
             max_media_mb: DEFAULT_MEDIA_MB,
             media_quota_mb: DEFAULT_QUOTA_MB,
+            notify_reply: true,
+            notify_card: true,
+            mute_until: 0,
+            locale: "en".into(),
         }
     }
 }
@@ -55,6 +67,9 @@ impl AppSettings {
         self.max_download_mb = self.max_download_mb.clamp(MIN_DOWNLOAD_MB, MAX_DOWNLOAD_MB);
         self.max_media_mb = self.max_media_mb.clamp(MIN_MEDIA_MB, MAX_MEDIA_MB);
         self.media_quota_mb = self.media_quota_mb.clamp(MIN_QUOTA_MB, MAX_QUOTA_MB);
+        if !matches!(self.locale.as_str(), "en" | "ru" | "zh") {
+            self.locale = "en".into();
+        }
         self
     }
 
@@ -146,7 +161,15 @@ mod tests {
         // our media limits (A-3, A-19 decision): 64 MiB per file, a 2 GiB media folder
         let d = AppSettings::default();
         assert_eq!((d.max_media_bytes(), d.media_quota_bytes()), (64 * MIB, 2048 * MIB));
-        let s = AppSettings { max_download_mb: 500, max_media_mb: 32, media_quota_mb: 4096 };
+        let s = AppSettings {
+            max_download_mb: 500,
+            max_media_mb: 32,
+            media_quota_mb: 4096,
+            notify_reply: false,
+            notify_card: false,
+            mute_until: 1_700_000_000_000,
+            locale: "ru".into(),
+        };
         s.save(dir.path()).unwrap();
         assert_eq!(AppSettings::load(dir.path()), s);
         assert!(!dir.path().join(format!("{SETTINGS_FILE}.tmp")).exists(), "the temp file is renamed away");

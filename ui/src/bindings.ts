@@ -103,6 +103,12 @@ async sendCommand(profileId: string, command: EngineCommand) : Promise<Result<Se
 }
 },
 /**
+ * Every agent with its connection's state (connected / connecting / offline) and since when.
+ */
+async agentStatuses() : Promise<AgentStatus[]> {
+    return await TAURI_INVOKE("agent_statuses");
+},
+/**
  * A profile's conversations with their drafts and unread counts (the adapter's one is created on first sight).
  */
 async listConversations(profileId: string) : Promise<Result<Conversation[], AppError>> {
@@ -478,6 +484,22 @@ ttsEvent: "tts-event"
 /** user-defined types **/
 
 export type AppError = { code: ErrorCode; message: string }
+/**
+ * An agent's connection as the tray and Settings show it.
+ */
+export type AgentState = "connected" | 
+/**
+ * The first attempt since the engine started (a retry after a drop stays `offline`, since the drop).
+ */
+"connecting" | "offline"
+/**
+ * One agent's line: its state and since when (ms since the epoch).
+ */
+export type AgentStatus = { profileId: string; name: string; state: AgentState; 
+/**
+ * Ms since the epoch; 0 when the agent has not been started in this run.
+ */
+sinceMs: number }
 export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean; 
 /**
  * A `hermes://connect` link that arrived before the UI listened (handed over once).
@@ -499,7 +521,23 @@ maxMediaMb: number;
 /**
  * The most the media folder may hold, in MiB (1 … 1 048 576); a file that would go over it is refused.
  */
-mediaQuotaMb: number }
+mediaQuotaMb: number; 
+/**
+ * A notification for an agent's reply or file while the window is not focused (notify.rs).
+ */
+notifyReply: boolean; 
+/**
+ * A notification for an agent's approval or question card while the window is not focused.
+ */
+notifyCard: boolean; 
+/**
+ * No notification before this time (ms since the epoch; the tray's "Mute notifications for 1 hour").
+ */
+muteUntil: number; 
+/**
+ * The UI's language (`en`, `ru`, `zh`), for what the shell says without a page (notifications).
+ */
+locale: string }
 /**
  * A file of a message.
  */

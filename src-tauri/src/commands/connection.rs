@@ -1,13 +1,14 @@
-//! A profile's connection: started from the store by `hermes-app`, its events forwarded to the page's channel.
+//! A profile's connection: started from the store by `hermes-app` (at start for every profile with a token, hub.rs),
+//! the page's channel attached to it.
 
 use hermes_app::ConnectOptions;
 use hermes_client::{Secret, keychain};
-use hermes_protocol::Event;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, State};
 
 use super::blocking;
 use crate::error::{AppError, AppResult, ErrorCode};
+use crate::hub::{AgentStatus, Hub};
 use crate::ipc::{EngineCommand, SendResult};
 use crate::security;
 use crate::state::{AppState, Engine};
@@ -30,6 +31,7 @@ async fn token_for(state: &AppState, profile_id: &str) -> AppResult<Secret> {
     }
 }
 
+/// Stop the profile's engine (a deleted profile, a changed token or URL): the only way an engine stops before quit.
 pub(crate) async fn stop_engine(app: &AppHandle, state: &AppState, profile_id: &str) {
     let engine = state.engines.lock().await.remove(profile_id);
     if let Some(e) = engine {
@@ -37,23 +39,20 @@ pub(crate) async fn stop_engine(app: &AppHandle, state: &AppState, profile_id: &
         e.forward.abort();
         tracing::info!(profile = %profile_id, "disconnected");
     }
-    if let Ok(mut m) = state.online.lock() {
-        m.remove(profile_id);
+    if let Some(hub) = app.try_state::<Hub>() {
+        hub.stopped(profile_id);
     }
     crate::tray::refresh(app);
 }
 
-#[tauri::command]
-#[specta::specta]
-pub async fn connect(
-    app: AppHandle,
-    state: State<'_, AppState>,
-    profile_id: String,
-    on_event: Channel<crate::delta::UiEvent>,
-) -> AppResult<()> {
-    stop_engine(&app, &state, &profile_id).await;
-    let profile = state.app.profile(&profile_id)?;
-    let token = token_for(&state, &profile_id).await?;
+/// The profile's engine, started when it is not running (with the settings' limits); a running one is left alone.
+pub(crate) async fn ensure_engine(app: &AppHandle, profile_id: &str) -> AppResult<()> {
+    let state = app.state::<AppState>();
+    if state.engines.lock().await.contains_key(profile_id) {
+        return Ok(());
+    }
+    let profile = state.app.profile(profile_id)?;
+    let token = token_for(&state, profile_id).await?;
     let settings = app.try_state::<crate::settings::SettingsState>().map(|s| s.get());
     let opts = ConnectOptions {
         max_download_bytes: settings.as_ref().map(|s| s.max_download_bytes()),
@@ -61,42 +60,46 @@ pub async fn connect(
         media_quota_bytes: settings.as_ref().map(|s| s.media_quota_bytes()),
         ..ConnectOptions::default()
     };
+    let mut engines = state.engines.lock().await;
+    if engines.contains_key(profile_id) {
+        return Ok(()); // started meanwhile (the start-up and a page at once)
+    }
     let conn = state.app.connect(&profile, token, &opts)?;
-    let forward = tauri::async_runtime::spawn(forward(app.clone(), profile.id.clone(), conn.events, on_event));
-    state.engines.lock().await.insert(profile.id, Engine { handle: conn.handle, forward });
+    if let Some(hub) = app.try_state::<Hub>() {
+        hub.started(profile_id);
+    }
+    let forward = tauri::async_runtime::spawn(crate::hub::pump(app.clone(), profile.id.clone(), conn.events));
+    engines.insert(profile.id, Engine { handle: conn.handle, forward });
+    drop(engines);
+    crate::tray::refresh(app);
     Ok(())
 }
 
-/// The engine's events to the page (streamed text as deltas), and the tray's online state.
-async fn forward(
+/// The page subscribes to the profile's connection: its channel is attached to the running engine (started if it is
+/// not running) and first gets the connection's state replayed. A page that goes away is detached; the engine runs on.
+#[tauri::command]
+#[specta::specta]
+pub async fn connect(
     app: AppHandle,
+    webview: tauri::Webview,
     profile_id: String,
-    mut events: hermes_client::Events,
     on_event: Channel<crate::delta::UiEvent>,
-) {
-    let mut delta = crate::delta::StreamDelta::default();
-    while let Some(ev) = events.recv().await {
-        let online = match &ev {
-            Event::Ready { .. } => Some(true),
-            Event::Disconnected { .. } | Event::AccessDenied { .. } => Some(false),
-            _ => None,
-        };
-        if let Some(on) = online {
-            if let Some(st) = app.try_state::<AppState>()
-                && let Ok(mut m) = st.online.lock()
-            {
-                m.insert(profile_id.clone(), on);
+) -> AppResult<()> {
+    ensure_engine(&app, &profile_id).await?;
+    let Some(hub) = app.try_state::<Hub>() else { return Err(AppError::internal("the hub is not running")) };
+    let label = webview.label().to_string();
+    let (check, prof) = (app.clone(), profile_id.clone());
+    hub.attach(
+        &profile_id,
+        Box::new(move |ev| {
+            if check.get_webview_window(&label).is_none() {
+                tracing::info!(profile = %prof, "the page went away: detached");
+                return false;
             }
-            crate::tray::refresh(&app);
-        }
-        if let Event::AccessDenied { reason } = &ev {
-            tracing::warn!(profile = %profile_id, "access denied: {reason}");
-        }
-        if on_event.send(delta.encode(ev)).is_err() {
-            tracing::info!(profile = %profile_id, "the UI channel closed");
-            break;
-        }
-    }
+            on_event.send(ev).is_ok()
+        }),
+    );
+    Ok(())
 }
 
 #[tauri::command]
@@ -106,6 +109,13 @@ pub async fn disconnect(app: AppHandle, state: State<'_, AppState>, profile_id: 
     Ok(())
 }
 
+/// Every agent with its connection's state (connected / connecting / offline) and since when.
+#[tauri::command(async)]
+#[specta::specta]
+pub fn agent_statuses(app: AppHandle) -> Vec<AgentStatus> {
+    crate::hub::statuses(&app)
+}
+
 #[tauri::command]
 #[specta::specta]
 pub async fn send_command(
@@ -113,5 +123,6 @@ pub async fn send_command(
     profile_id: String,
     command: EngineCommand,
 ) -> AppResult<SendResult> {
+    let command = crate::grants::resolve_command(crate::grants::global(), command)?;
     Ok(SendResult { id: state.engine_command(&profile_id, command).await? })
 }

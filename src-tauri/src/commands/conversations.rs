@@ -42,8 +42,11 @@ pub fn set_draft(state: State<'_, AppState>, conversation_id: String, text: Stri
 /// The user has the conversation open: what came in it so far is read.
 #[tauri::command(async)]
 #[specta::specta]
-pub fn mark_read(state: State<'_, AppState>, conversation_id: String) -> AppResult<()> {
-    Ok(state.app.mark_read(&conversation_id)?)
+pub fn mark_read(app: AppHandle, state: State<'_, AppState>, conversation_id: String) -> AppResult<()> {
+    state.app.mark_read(&conversation_id)?;
+    // the tray's unread count and list
+    crate::tray::refresh(&app);
+    Ok(())
 }
 
 #[tauri::command(async)]
@@ -62,7 +65,7 @@ pub fn history(
     cursor: Option<String>,
     limit: u32,
 ) -> AppResult<HistoryPage> {
-    Ok(state.app.history(&conversation_id, cursor.as_deref(), limit)?)
+    Ok(crate::grants::history_for_page(state.app.history(&conversation_id, cursor.as_deref(), limit)?))
 }
 
 #[tauri::command(async)]

@@ -1,0 +1,183 @@
+//! Desktop notifications, raised by the shell (they must fire with no page): a reply, a file or a card of an agent
+//! while the main window is not focused, hidden or gone. Generic text only — the agent's name and "New reply" / "The
+//! agent needs your approval" in the UI's language — never what the agent wrote or asks to run. Each kind can be
+//! turned off and all can be muted for a while (`AppSettings::notify_reply`, `notify_card`, `mute_until`).
+//!
+//! Clicking one shows the window on that conversation (`window::open_conversation`). On Linux the notification has a
+//! `default` action and a thread waits for the daemon's `ActionInvoked` over D-Bus (notify-rust); one notification per
+//! conversation at a time: a newer one replaces it on screen and is waited for by the same thread. macOS and Windows
+//! show it through Tauri's notification plugin, which on the desktop reports no click: there the notification only
+//! tells, and the tray's list of unread conversations leads to them (see [`platform`]).
+
+use tauri::{AppHandle, Manager};
+
+use crate::hub::Incoming;
+use crate::settings::{AppSettings, SettingsState};
+use crate::state::AppState;
+
+/// One line of at most [`BODY_MAX_CHARS`] characters.
+pub fn body_line(body: &str) -> String {
+    body.chars().filter(|c| !c.is_control()).take(BODY_MAX_CHARS).collect()
+}
+
+/// A notification says what happened in a few words.
+pub const BODY_MAX_CHARS: usize = 120;
+
+/// The generic text of a kind of item in the UI's language (`AppSettings::locale`; the UI's `notify.*` strings).
+pub fn generic_text(kind: Incoming, locale: &str) -> &'static str {
+    match (kind, locale) {
+        (Incoming::Reply, "ru") => "Новый ответ",
+        (Incoming::Reply, "zh") => "新回复",
+        (Incoming::Reply, _) => "New reply",
+        (Incoming::Card, "ru") => "Агенту нужно ваше подтверждение",
+        (Incoming::Card, "zh") => "智能体需要你的批准",
+        (Incoming::Card, _) => "The agent needs your approval",
+    }
+}
+
+/// Whether the settings let an item of `kind` raise a notification at `now_ms`.
+pub fn allowed(settings: &AppSettings, kind: Incoming, now_ms: i64) -> bool {
+    let on = match kind {
+        Incoming::Reply => settings.notify_reply,
+        Incoming::Card => settings.notify_card,
+    };
+    on && now_ms >= settings.mute_until
+}
+
+/// Whether the user is looking at the app: its main window exists, is shown and has the focus.
+fn watching(app: &AppHandle) -> bool {
+    app.get_webview_window(crate::window::MAIN)
+        .is_some_and(|w| w.is_visible().unwrap_or(false) && w.is_focused().unwrap_or(false))
+}
+
+/// An agent's reply, file or card arrived: a notification unless the user is looking or asked for none.
+pub fn incoming(app: &AppHandle, profile_id: &str, conversation_id: Option<&str>, kind: Incoming) {
+    let settings = app.try_state::<SettingsState>().map(|s| s.get()).unwrap_or_default();
+    if !allowed(&settings, kind, crate::hub::now_ms()) || watching(app) {
+        return;
+    }
+    let title = app
+        .try_state::<AppState>()
+        .and_then(|st| st.app.profile(profile_id).ok())
+        .map_or_else(|| "Hermes".to_string(), |p| p.name);
+    let title: String = title.chars().filter(|c| !c.is_control()).take(64).collect();
+    let body = body_line(generic_text(kind, &settings.locale));
+    let target = conversation_id.map(|c| (profile_id.to_string(), c.to_string()));
+    platform::show(app, &title, &body, target);
+}
+
+/// Shows the main window on the conversation (on the main thread).
+fn open(app: &AppHandle, profile_id: String, conversation_id: String) {
+    let handle = app.clone();
+    let run = app.run_on_main_thread(move || crate::window::open_conversation(&handle, &profile_id, &conversation_id));
+    if run.is_err() {
+        tracing::warn!("cannot open the conversation: the main thread is gone");
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod platform {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+
+    use tauri::AppHandle;
+
+    /// The notification on screen per conversation (its daemon id), while its thread waits for a click.
+    fn shown() -> &'static Mutex<HashMap<(String, String), u32>> {
+        static SHOWN: OnceLock<Mutex<HashMap<(String, String), u32>>> = OnceLock::new();
+        SHOWN.get_or_init(Default::default)
+    }
+
+    /// Off the calling thread: the D-Bus call, then (for a conversation) the wait for its default action.
+    pub fn show(app: &AppHandle, title: &str, body: &str, target: Option<(String, String)>) {
+        let (app, title, body) = (app.clone(), title.to_string(), body.to_string());
+        let spawned = std::thread::Builder::new().name("hermes-notify".into()).spawn(move || {
+            let mut n = notify_rust::Notification::new();
+            n.appname("Hermes").summary(&title).body(&body);
+            let Some(key) = target else {
+                if let Err(e) = n.show() {
+                    tracing::warn!("notification failed: {e}");
+                }
+                return;
+            };
+            n.action("default", "Open");
+            let replaces = shown().lock().ok().and_then(|m| m.get(&key).copied());
+            if let Some(id) = replaces {
+                // the thread that waits for this conversation's notification waits for this one too
+                n.id(id);
+                if let Err(e) = n.show() {
+                    tracing::warn!("notification failed: {e}");
+                }
+                return;
+            }
+            let handle = match n.show() {
+                Ok(h) => h,
+                Err(e) => {
+                    tracing::warn!("notification failed: {e}");
+                    return;
+                }
+            };
+            if let Ok(mut m) = shown().lock() {
+                m.insert(key.clone(), handle.id());
+            }
+            let mut clicked = false;
+            handle.wait_for_action(|action| clicked = action == "default");
+            if let Ok(mut m) = shown().lock() {
+                m.remove(&key);
+            }
+            if clicked {
+                tracing::info!("notification clicked: opening its conversation");
+                super::open(&app, key.0, key.1);
+            }
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start the notification thread: {e}");
+        }
+    }
+}
+
+/// macOS and Windows: Tauri's notification plugin (the system's own API underneath). On the desktop the plugin reports
+/// no click, so these notifications only tell; the tray's list of unread conversations opens them.
+#[cfg(not(target_os = "linux"))]
+mod platform {
+    use tauri::AppHandle;
+    use tauri_plugin_notification::NotificationExt;
+
+    pub fn show(app: &AppHandle, title: &str, body: &str, _target: Option<(String, String)>) {
+        if let Err(e) = app.notification().builder().title(title).body(body).show() {
+            tracing::warn!("notification failed: {e}");
+        }
+    }
+}
+
+/// Mute every notification for an hour from now (the tray's item).
+pub fn mute_for_an_hour(app: &AppHandle) {
+    let Some(st) = app.try_state::<SettingsState>() else { return };
+    let settings = AppSettings { mute_until: crate::hub::now_ms() + 3_600_000, ..st.get() };
+    if let Err(e) = st.set(settings) {
+        tracing::warn!("cannot mute notifications: {}", e.message);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notifications_are_generic_and_follow_the_settings() {
+        assert_eq!(body_line("Новый ответ"), "Новый ответ");
+        assert_eq!(body_line("a\nb\u{1b}[31mc"), "ab[31mc", "one line, no control characters");
+        assert_eq!(body_line(&"x".repeat(500)).chars().count(), BODY_MAX_CHARS);
+        assert_eq!(generic_text(Incoming::Reply, "en"), "New reply");
+        assert_eq!(generic_text(Incoming::Card, "ru"), "Агенту нужно ваше подтверждение");
+        assert_eq!(generic_text(Incoming::Reply, "xx"), "New reply", "an unknown language falls back to English");
+
+        let s = AppSettings::default();
+        assert!(allowed(&s, Incoming::Reply, 1000) && allowed(&s, Incoming::Card, 1000), "on by default");
+        let no_cards = AppSettings { notify_card: false, ..AppSettings::default() };
+        assert!(allowed(&no_cards, Incoming::Reply, 1000) && !allowed(&no_cards, Incoming::Card, 1000));
+        let muted = AppSettings { mute_until: 5000, ..AppSettings::default() };
+        assert!(!allowed(&muted, Incoming::Reply, 4999) && !allowed(&muted, Incoming::Card, 4999));
+        assert!(allowed(&muted, Incoming::Reply, 5000), "the mute ends");
+    }
+}
