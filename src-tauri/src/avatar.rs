@@ -3,15 +3,17 @@
 //!
 //! - `avatar`: the bundled page detached into a small frameless, transparent, always-on-top window. Its only
 //!   permission is dragging the window (capability `avatar-window`, scoped to this webview label).
-//! - `avatar-remote`: the agent's own page (`ready.avatar_url` or the profile's override). No capability matches its
-//!   label and the app manifest requires a permission for every app command, so it has no IPC at all. It is never put
-//!   in an iframe of the main window (on Linux an iframe shares its window's IPC rights).
+//! - `avatar-remote`: the agent's own page (`ready.avatar_url` or the profile's override), opened only once the user
+//!   allowed its origin for that profile (`consent`: https or loopback only; another host than the agent's is named
+//!   as such). No capability matches its label and the app manifest requires a permission for every app command, so
+//!   it has no IPC at all; it is private (its own throw-away storage), opens no windows, downloads nothing and is
+//!   refused every permission. It is never put in an iframe of the main window (on Linux an iframe shares its
+//!   window's IPC rights).
 //!
 //! Both are driven by evaluating script in which every argument is JSON-encoded by serde_json: text from the
 //! agent can never become code.
 
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+pub mod consent;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -19,6 +21,7 @@ use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
 use tauri_specta::Event as _;
 
 use crate::error::{AppError, AppResult};
+use crate::state::AppState;
 
 pub const DETACHED: &str = "avatar";
 pub const REMOTE: &str = "avatar-remote";
@@ -70,29 +73,6 @@ pub fn call_script(method: AvatarMethod, arg: &serde_json::Value) -> AppResult<S
     Ok(format!(
         "(function(){{try{{var a=window.hermesAvatar;if(a&&typeof a.{m}==='function')a.{m}({json});}}catch(e){{}}}})();"
     ))
-}
-
-/// Only http(s) pages with a host; returns the parsed URL.
-pub fn check_remote_url(raw: &str) -> AppResult<url::Url> {
-    let u = url::Url::parse(raw.trim()).map_err(|_| AppError::invalid("the avatar URL is not a valid URL"))?;
-    if !matches!(u.scheme(), "http" | "https") || u.host_str().is_none() {
-        return Err(AppError::invalid("the avatar URL must be an http(s) address"));
-    }
-    Ok(u)
-}
-
-/// Is anything listening at the page's host and port? (A page that cannot even be connected to falls back to the
-/// bundled avatar.)
-fn reachable(u: &url::Url) -> bool {
-    let (Some(host), Some(port)) = (u.host_str(), u.port_or_known_default()) else { return false };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let Ok(addrs) = (host, port).to_socket_addrs() else { return false };
-    addrs.into_iter().any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(3)).is_ok())
-}
-
-/// Navigation in the remote window stays on the page's own origin.
-fn same_origin(a: &url::Url, b: &url::Url) -> bool {
-    a.origin() == b.origin()
 }
 
 /// Lets the frameless window be moved by dragging the character (the `avatar-window` capability allows only this).
@@ -159,46 +139,158 @@ pub async fn avatar_detach(app: AppHandle, open: bool, click_through: bool) -> A
     Ok(())
 }
 
-/// Show the agent's own avatar page in its own window without any IPC (`url: null` closes it). Returns false when the
-/// page cannot be reached: the UI keeps the bundled avatar.
-#[tauri::command]
-#[specta::specta]
-pub async fn avatar_remote(app: AppHandle, url: Option<String>) -> AppResult<bool> {
-    let Some(raw) = url else {
-        if let Some(w) = app.get_webview_window(REMOTE) {
-            let _ = w.close();
-        }
-        return Ok(false);
-    };
-    let u = check_remote_url(&raw)?;
-    let u2 = u.clone();
-    let ok = tauri::async_runtime::spawn_blocking(move || reachable(&u2)).await.unwrap_or(false);
-    if !ok {
-        tracing::warn!(url = %hermes_client::policy::redact_url(u.as_str()), "avatar page unreachable: bundled avatar");
-        if let Some(w) = app.get_webview_window(REMOTE) {
-            let _ = w.close();
-        }
-        return Ok(false);
-    }
+/// Where the agent's own avatar page stands, for the avatar pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum RemoteAvatar {
+    /// No page (none announced, or the window was closed on request).
+    Closed,
+    /// Never opened, whatever the user says (not https nor loopback, not a web address, a user/password in it).
+    #[serde(rename_all = "camelCase")]
+    Blocked { origin: Option<String>, reason: consent::Blocked },
+    /// The user has not answered for this origin yet: the pane asks.
+    #[serde(rename_all = "camelCase")]
+    Ask { origin: String, agent_host: String, foreign: bool },
+    /// The user said "not now" for this origin (remembered; the pane offers to show it after all).
+    #[serde(rename_all = "camelCase")]
+    Declined { origin: String, agent_host: String, foreign: bool },
+    /// Open in its own private window.
+    #[serde(rename_all = "camelCase")]
+    Open { origin: String, agent_host: String, foreign: bool },
+}
+
+/// A remembered answer, for Settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct AvatarConsent {
+    pub origin: String,
+    pub consent: consent::Consent,
+}
+
+fn close_remote(app: &AppHandle) {
     if let Some(w) = app.get_webview_window(REMOTE) {
-        if w.url().is_ok_and(|cur| same_origin(&cur, &u) && cur.path() == u.path()) {
-            return Ok(true);
+        let _ = w.close();
+    }
+}
+
+/// The agent's own page, once the user allowed its origin: a private window (its own throw-away storage, nothing
+/// shared with the app's pages), no IPC (no capability matches its label), no new windows, no downloads, every
+/// permission request (camera, microphone, notifications, geolocation…) denied, navigation kept on its origin.
+fn open_remote(app: &AppHandle, u: url::Url) -> AppResult<()> {
+    if let Some(w) = app.get_webview_window(REMOTE) {
+        if w.url().is_ok_and(|cur| consent::same_origin(&cur, &u) && cur.path() == u.path()) {
+            return Ok(());
         }
         let _ = w.close();
     }
     let origin = u.clone();
-    let w = WebviewWindowBuilder::new(&app, REMOTE, WebviewUrl::External(u))
+    let w = WebviewWindowBuilder::new(app, REMOTE, WebviewUrl::External(u))
         .title("Hermes avatar")
         .inner_size(300.0, 360.0)
-        .always_on_top(true)
         .skip_taskbar(true)
+        .incognito(true)
         .disable_drag_drop_handler()
-        .on_navigation(move |n| same_origin(n, &origin) || n.as_str() == "about:blank")
+        .on_navigation(move |n| consent::same_origin(n, &origin) || n.as_str() == "about:blank")
         .on_new_window(crate::security::deny_new_window)
+        .on_download(|_, _| false)
         .build()
         .map_err(|e| AppError::internal(e.to_string()))?;
-    watch_close(&app, &w);
-    Ok(true)
+    deny_permissions(&w);
+    watch_close(app, &w);
+    Ok(())
+}
+
+/// Every permission request of the remote page is refused by the webview itself (WebKitGTK's `permission-request`:
+/// camera, microphone, display capture, notifications, geolocation, pointer lock, device info, media keys…).
+fn deny_permissions(w: &tauri::WebviewWindow) {
+    #[cfg(target_os = "linux")]
+    let _ = w.with_webview(|pv| {
+        use webkit2gtk::{PermissionRequestExt as _, WebViewExt as _};
+        pv.inner().connect_permission_request(|_, req| {
+            req.deny();
+            true
+        });
+    });
+    #[cfg(not(target_os = "linux"))]
+    let _ = w;
+}
+
+/// The agent's own avatar page (`ready.avatar_url` or the profile's override) for profile `profile_id`: opened in
+/// its private window only when the address rules pass and the user allowed its origin for this profile; otherwise
+/// says why not (the pane asks, or says it is blocked). Nothing connects to the page's host before that. `url: null`
+/// closes the window.
+#[tauri::command]
+#[specta::specta]
+pub async fn avatar_remote(
+    app: AppHandle,
+    state: tauri::State<'_, AppState>,
+    consents: tauri::State<'_, consent::ConsentStore>,
+    profile_id: String,
+    url: Option<String>,
+) -> AppResult<RemoteAvatar> {
+    let Some(raw) = url.filter(|u| !u.trim().is_empty()) else {
+        close_remote(&app);
+        return Ok(RemoteAvatar::Closed);
+    };
+    let profile = state.app.profile(&profile_id)?;
+    let page = match consent::check_page(&raw, &profile.url) {
+        Ok(p) => p,
+        Err(reason) => {
+            close_remote(&app);
+            let origin = url::Url::parse(raw.trim()).ok().map(|u| u.origin().ascii_serialization());
+            tracing::warn!(?reason, "avatar page blocked");
+            return Ok(RemoteAvatar::Blocked { origin: origin.filter(|o| o != "null"), reason });
+        }
+    };
+    let consent::Page { url, origin, agent_host, foreign } = page;
+    match consents.get(&profile_id, &origin) {
+        Some(consent::Consent::Allowed) => {
+            open_remote(&app, url)?;
+            Ok(RemoteAvatar::Open { origin, agent_host, foreign })
+        }
+        Some(consent::Consent::Declined) => {
+            close_remote(&app);
+            Ok(RemoteAvatar::Declined { origin, agent_host, foreign })
+        }
+        None => {
+            close_remote(&app);
+            Ok(RemoteAvatar::Ask { origin, agent_host, foreign })
+        }
+    }
+}
+
+/// The user's answer for an avatar page's origin of a profile (`null` forgets it: the pane asks again). The page
+/// itself is opened by the next `avatar_remote`.
+#[tauri::command]
+#[specta::specta]
+pub fn avatar_consent(
+    app: AppHandle,
+    state: tauri::State<'_, AppState>,
+    consents: tauri::State<'_, consent::ConsentStore>,
+    profile_id: String,
+    origin: String,
+    consent: Option<consent::Consent>,
+) -> AppResult<()> {
+    let ids: Vec<String> = state.app.profiles()?.into_iter().map(|p| p.id).collect();
+    if !ids.contains(&profile_id) {
+        return Err(AppError::invalid("no such profile"));
+    }
+    consents.set(&profile_id, &origin, consent, &ids)?;
+    if consent != Some(consent::Consent::Allowed) {
+        if let Some(w) = app.get_webview_window(REMOTE) {
+            if w.url().is_ok_and(|u| u.origin().ascii_serialization() == origin) {
+                let _ = w.close();
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The remembered answers of a profile (Settings lists them, with a way to revoke each).
+#[tauri::command]
+#[specta::specta]
+pub fn avatar_consents(consents: tauri::State<'_, consent::ConsentStore>, profile_id: String) -> Vec<AvatarConsent> {
+    consents.of(&profile_id).into_iter().map(|(origin, consent)| AvatarConsent { origin, consent }).collect()
 }
 
 /// Call the avatar contract in the detached and the remote windows (those that are open).
@@ -249,24 +341,5 @@ mod tests {
         assert!(m.is_err());
         let m: AvatarMethod = serde_json::from_value(json!("setSpeechLevel")).unwrap();
         assert_eq!(m.js(), "setSpeechLevel");
-    }
-
-    #[test]
-    fn a27_only_http_pages() {
-        assert!(check_remote_url("https://agent.example/avatar/").is_ok());
-        assert!(check_remote_url("http://127.0.0.1:8080/a.html").is_ok());
-        for bad in
-            ["javascript:alert(1)", "file:///etc/passwd", "tauri://localhost/index.html", "data:text/html,x", "nope"]
-        {
-            assert!(check_remote_url(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn remote_navigation_stays_on_its_origin() {
-        let a = url::Url::parse("https://agent.example/avatar/").unwrap();
-        assert!(same_origin(&a, &url::Url::parse("https://agent.example/other").unwrap()));
-        assert!(!same_origin(&a, &url::Url::parse("https://evil.example/").unwrap()));
-        assert!(!same_origin(&a, &url::Url::parse("tauri://localhost/").unwrap()));
     }
 }

@@ -3,9 +3,7 @@
 //!
 //! - `e2e_voice_avatar_contract` (A-26, A-28): the bundled page in the pane's iframe; each call changes the page; a
 //!   hostile `speak` text arrives intact and runs nothing; the avatar follows the agent's frames.
-//! - `e2e_voice_remote_avatar_has_no_ipc` (A-27, A-28): `avatar_url` is served by a tiny HTTP server here (another
-//!   origin); the page, in its own window, tries app and plugin commands: every one is refused; driving it by
-//!   evaluated script delivers hostile text intact.
+//! - The agent's own avatar page (A-27: consent, a private window without IPC): `e2e_avatar.rs`.
 //! - `e2e_voice_capture` (A-23): push-to-talk records espeak-ng speech played into the null sink; the devserver
 //!   receives the `audio` frame (16 kHz WAV, plausible duration).
 //! - `e2e_voice_global_shortcut`: the push-to-talk shortcut, pressed and released with xdotool, records and stops.
@@ -15,11 +13,8 @@
 
 mod wd;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -144,169 +139,6 @@ fn e2e_voice_avatar_contract() {
         Command::new("import").args(["-window", "root"]).arg(wd::screens().join("voice-02-detached-x11.png")).status();
     s.exec("document.querySelector('[data-testid=avatar-detach]').click()", json!([]));
     s.wait("attached", 10, &format!("{FRAME} return !!(root && w.hermesAvatar)"));
-    drop(s);
-}
-
-/// The remote avatar page: tries every kind of IPC and reports what happened (and every avatar call it receives).
-fn remote_page(profile_id: &str) -> String {
-    let pid = serde_json::to_string(profile_id).unwrap();
-    format!(
-        r#"<!doctype html><html><head><meta charset="utf-8"><title>remote avatar</title></head>
-<body style="background:#203040;color:#fff;font:14px sans-serif"><h3>Remote avatar</h3><div id="s"></div><script>
-function report(o) {{ o.xss = window.__xss === undefined ? null : window.__xss; fetch('/report', {{method: 'POST', body: JSON.stringify(o)}}).catch(function () {{}}); }}
-window.hermesAvatar = {{
-  setState: function (s) {{ document.getElementById('s').textContent = s; report({{call: 'setState', arg: s}}); }},
-  speak: function (t) {{ report({{call: 'speak', arg: t}}); }},
-  setVolume: function (v) {{}},
-  setSpeechLevel: function (v) {{}}
-}};
-(async function () {{
-  var I = window.__TAURI_INTERNALS__;
-  var out = {{probe: true, internals: !!I, results: {{}}}};
-  var cmds = [
-    ['app_info', {{}}], ['list_profiles', {{}}], ['voice_devices', {{}}], ['voice_start', {{mode: 'push_to_talk'}}],
-    ['avatar_call', {{method: 'speak', arg: 'x'}}], ['avatar_detach', {{open: true, clickThrough: false}}],
-    ['send_command', {{profileId: {pid}, command: {{cmd: 'text', text: 'sent from the remote avatar'}}}}],
-    ['plugin:event|listen', {{event: 'tts-event', target: {{kind: 'Any'}}, handler: 1}}],
-    ['plugin:window|start_dragging', {{}}], ['plugin:app|version', {{}}], ['plugin:opener|open_url', {{url: 'https://example.com'}}]
-  ];
-  for (var i = 0; i < cmds.length; i++) {{
-    var c = cmds[i][0];
-    if (!I || typeof I.invoke !== 'function') {{ out.results[c] = 'denied: no IPC object'; continue; }}
-    try {{
-      await Promise.race([I.invoke(c, cmds[i][1]), new Promise(function (_, rej) {{ setTimeout(function () {{ rej('timeout'); }}, 4000); }})]);
-      out.results[c] = 'ALLOWED';
-    }} catch (e) {{ out.results[c] = 'denied: ' + String((e && e.message) || e).slice(0, 160); }}
-  }}
-  report(out);
-}})();
-</script></body></html>"#
-    )
-}
-
-/// A one-file HTTP server on the loopback (another origin than the app): serves the page, collects `/report` bodies.
-#[allow(clippy::type_complexity)]
-fn serve() -> (String, Arc<Mutex<Vec<Value>>>, Arc<Mutex<String>>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://127.0.0.1:{}/avatar.html", l.local_addr().unwrap().port());
-    let reports = Arc::new(Mutex::new(Vec::new()));
-    let page = Arc::new(Mutex::new(String::new()));
-    let (r2, p2) = (reports.clone(), page.clone());
-    std::thread::spawn(move || {
-        for stream in l.incoming().flatten() {
-            let page = p2.lock().unwrap().clone();
-            let reports = r2.clone();
-            std::thread::spawn(move || {
-                let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut rd = BufReader::new(&stream);
-                let mut line = String::new();
-                if rd.read_line(&mut line).is_err() {
-                    return;
-                }
-                let mut len = 0usize;
-                loop {
-                    let mut h = String::new();
-                    if rd.read_line(&mut h).is_err() || h.trim().is_empty() {
-                        break;
-                    }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0u8; len.min(1 << 20)];
-                let _ = rd.read_exact(&mut body);
-                let (status, ctype, out) = if line.starts_with("POST /report") {
-                    if let Ok(v) = serde_json::from_slice::<Value>(&body) {
-                        reports.lock().unwrap().push(v);
-                    }
-                    ("204 No Content", "text/plain", String::new())
-                } else if line.starts_with("GET /avatar.html") {
-                    ("200 OK", "text/html; charset=utf-8", page)
-                } else {
-                    ("404 Not Found", "text/plain", "not found".into())
-                };
-                let mut w = &stream;
-                let _ = write!(
-                    w,
-                    "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{out}",
-                    out.len()
-                );
-            });
-        }
-    });
-    (url, reports, page)
-}
-
-fn wait_report(reports: &Mutex<Vec<Value>>, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
-    let t = Instant::now();
-    loop {
-        if let Some(v) = reports.lock().unwrap().iter().find(|v| pred(v)) {
-            return v.clone();
-        }
-        assert!(t.elapsed() < Duration::from_secs(secs), "no such report; got {:?}", reports.lock().unwrap());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-#[test]
-fn e2e_voice_remote_avatar_has_no_ipc() {
-    if !enabled() {
-        return;
-    }
-    let agent = Agent::start(TOKEN);
-    // The profile's avatar URL override points at a page on another origin (A-27); the page knows the profile id so
-    // that its attempt to send a message is a real one.
-    let (url, reports, page) = serve();
-    let (data, profile_id) = data_with_profile(&agent.s().adapter_url(), Some(url));
-    *page.lock().unwrap() = remote_page(&profile_id);
-
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    connected(&s, &agent);
-
-    // The main window may call app commands (the control: the same kind of call can succeed).
-    let ok = s.exec(
-        "return window.__TAURI_INTERNALS__.invoke('app_info').then(() => 'ok', (e) => 'denied: ' + e)",
-        json!([]),
-    );
-    assert_eq!(ok, json!("ok"));
-
-    // The remote page ran in its own window, never in the main window's pane.
-    let probe = wait_report(&reports, 40, |v| v["probe"] == json!(true));
-    eprintln!("remote avatar IPC probe: {probe}");
-    let results = probe["results"].as_object().expect("results");
-    assert!(results.len() >= 10);
-    for (cmd, r) in results {
-        let r = r.as_str().unwrap_or_default();
-        assert!(r.starts_with("denied"), "the remote avatar page could call {cmd}: {r}");
-    }
-    let iframes = s.exec("return [...document.querySelectorAll('iframe')].map(f => f.src)", json!([]));
-    assert!(!iframes.to_string().contains("127.0.0.1"), "a remote page in an iframe of the main window: {iframes}");
-    s.wait("remote note", 10, "return document.body.innerText.includes('agent’s own avatar')");
-    // Nothing it tried reached the agent.
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        !agent
-            .s()
-            .log()
-            .iter()
-            .any(|e| matches!(&e.item, hermes_devserver::LogItem::Text { text, .. } if text.contains("remote avatar"))),
-        "the remote page sent a message"
-    );
-
-    // Driven by evaluated script with JSON-encoded arguments (A-28): hostile text arrives intact, runs nothing.
-    s.exec("window.__hermesVoice.avatar.call('setState', 'thinking')", json!([]));
-    s.exec("window.__hermesVoice.avatar.call('speak', arguments[0])", json!([EVIL]));
-    let st = wait_report(&reports, 10, |v| v["call"] == "setState" && v["arg"] == "thinking");
-    assert_eq!(st["xss"], Value::Null);
-    let sp = wait_report(&reports, 10, |v| v["call"] == "speak");
-    assert_eq!(sp["arg"], json!(EVIL), "the speak text arrives intact");
-    assert_eq!(sp["xss"], Value::Null, "nothing in the text ran");
-    std::thread::sleep(Duration::from_millis(800));
-    let _ = Command::new("import")
-        .args(["-window", "root"])
-        .arg(wd::screens().join("voice-03-remote-avatar-x11.png"))
-        .status();
     drop(s);
 }
 

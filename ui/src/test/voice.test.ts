@@ -305,13 +305,27 @@ describe('hands-free and the agent voice', () => {
   it('a detached or remote avatar window also gets the calls through the shell', async () => {
     localStorage.clear();
     const { h, vb } = hub();
-    await h.useRemote('http://127.0.0.1:9/avatar.html');
+    // A-27: asked first (nothing open), then opened once the user allows its origin
+    await h.useRemote('p1', 'http://127.0.0.1:9/avatar.html');
+    expect(h.remote).toEqual({ kind: 'ask', origin: 'http://127.0.0.1:9', agentHost: '127.0.0.1', foreign: false });
+    expect(h.remoteAvatar).toBeNull();
+    await h.answerRemote(true);
+    expect(vb.called('avatarConsent').at(-1)?.args).toEqual(['p1', 'http://127.0.0.1:9', 'allowed']);
+    expect(h.remote.kind).toBe('open');
     expect(h.remoteAvatar).toBe('http://127.0.0.1:9/avatar.html');
     h.avatar.speak(EVIL);
     expect(vb.called('avatarCall').at(-1)?.args).toEqual(['speak', EVIL]);
-    vb.remoteReachable = false;
-    await h.useRemote('http://127.0.0.1:10/x.html');
+    // plain http to a public host: blocked, the bundled avatar
+    await h.useRemote('p1', 'http://192.0.2.1/x.html');
+    expect(h.remote).toEqual({ kind: 'blocked', origin: 'http://192.0.2.1', reason: 'notSecure' });
     expect(h.remoteAvatar).toBeNull();
+    // "not now" is remembered per profile; forgetting it asks again
+    await h.useRemote('p2', 'https://elsewhere.example/a/');
+    expect(h.remote).toMatchObject({ kind: 'ask', foreign: true });
+    await h.answerRemote(false);
+    expect(h.remote.kind).toBe('declined');
+    await h.forgetRemote('p2', 'https://elsewhere.example');
+    expect(h.remote.kind).toBe('ask');
     await h.setDetached(true);
     expect(vb.called('avatarDetach').at(-1)?.args).toEqual([true, false]);
     h.windowClosed('avatar');
@@ -436,15 +450,57 @@ describe('in the app (mockIPC: the generated bindings and a real Channel)', () =
     localStorage.clear();
   });
 
-  it('ready.avatar_url opens the remote page in its own window, not in the pane', async () => {
+  it('ready.avatar_url: the pane asks with the origin, and only "Show it" opens it in its own window (A-27)', async () => {
     window.innerWidth = 1280;
-    const ipc = await renderApp({ handlers: { avatar_remote: (a) => a.url !== null } });
+    let allowed = false;
+    const page = { origin: 'https://agent.example', agentHost: 'agent.example', foreign: false };
+    const ipc = await renderApp({
+      handlers: {
+        avatar_remote: (a) => (a.url === null ? { kind: 'closed' } : { kind: allowed ? 'open' : 'ask', ...page }),
+        avatar_consent: (a) => {
+          allowed = a.consent === 'allowed';
+          return null;
+        },
+      },
+    });
     ipc.emit({ event: 'ready', session: 's', avatar_url: 'https://agent.example/avatar/', capabilities: {}, features: { files: true, voice: true } });
-    await waitFor(() =>
-      expect(ipc.calls.find((c) => c.cmd === 'avatar_remote')?.args.url).toBe('https://agent.example/avatar/'),
-    );
+    const card = await screen.findByTestId('avatar-consent');
+    expect(within(card).getByTestId('avatar-consent-origin')).toHaveTextContent('https://agent.example');
+    expect(within(card).queryByTestId('avatar-consent-foreign')).toBeNull();
+    expect(ipc.calls.find((c) => c.cmd === 'avatar_remote')?.args).toMatchObject({ url: 'https://agent.example/avatar/' });
+    // the bundled avatar meanwhile, and never the remote page in the pane
+    expect(document.querySelector('#avatar-pane iframe')?.getAttribute('src')).toContain('avatar/avatar.html');
+    await fireEvent.click(within(card).getByRole('button', { name: 'Show it' }));
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'avatar_consent' && c.args.consent === 'allowed')).toBe(true));
     await waitFor(() => expect(document.querySelector('#avatar-pane iframe')).toBeNull());
+    expect(screen.queryByTestId('avatar-consent')).toBeNull();
+    expect(screen.getByText('Showing the agent’s own avatar in its window.')).toBeInTheDocument();
     expect(document.body.innerHTML).not.toContain('src="https://agent.example');
+    vi.restoreAllMocks();
+  });
+
+  it('a page on another host is asked about as such; "Not now" leaves a quiet line with a way back', async () => {
+    window.innerWidth = 1280;
+    let answer: string | null = null;
+    const page = { origin: 'https://cdn.other.example', agentHost: 'agent.example', foreign: true };
+    const ipc = await renderApp({
+      handlers: {
+        avatar_remote: (a) =>
+          a.url === null ? { kind: 'closed' } : { kind: answer === 'declined' ? 'declined' : 'ask', ...page },
+        avatar_consent: (a) => {
+          answer = a.consent as string | null;
+          return null;
+        },
+      },
+    });
+    ipc.emit({ event: 'ready', session: 's', avatar_url: 'https://cdn.other.example/face', capabilities: {}, features: { files: true, voice: true } });
+    const card = await screen.findByTestId('avatar-consent');
+    expect(within(card).getByTestId('avatar-consent-foreign')).toHaveTextContent('not your agent’s server (agent.example)');
+    await fireEvent.click(within(card).getByRole('button', { name: 'Not now' }));
+    const line = await screen.findByTestId('avatar-consent-declined');
+    expect(line).toHaveTextContent('https://cdn.other.example');
+    expect(screen.queryByTestId('avatar-consent')).toBeNull();
+    expect(ipc.calls.some((c) => c.cmd === 'avatar_consent' && c.args.consent === 'declined')).toBe(true);
     vi.restoreAllMocks();
   });
 });

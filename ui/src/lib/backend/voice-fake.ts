@@ -2,7 +2,10 @@
 import { BackendError, toBackendError } from './backend';
 import type { Command, SendResult } from './types';
 import type {
+  AvatarConsent,
   AvatarMethod,
+  Consent,
+  RemoteAvatar,
   TtsEvent,
   TtsStatus,
   VoiceBackend,
@@ -26,7 +29,10 @@ export class FakeVoiceBackend implements VoiceBackend {
   ptt = new Set<(pressed: boolean) => void>();
   tts = new Set<(ev: TtsEvent) => void>();
   closed = new Set<(label: string) => void>();
-  remoteReachable = true;
+  /** The answers for avatar pages, by `profileId origin` (the shell keeps them in avatar-consent.json). */
+  consents = new Map<string, Consent>();
+  /** The host the fake agent's profile names (a page elsewhere is `foreign`). */
+  agentHost = '127.0.0.1';
 
   /** `sender`: where `stop(send)` hands the clips, as the shell hands them to the engine (the browser demo passes the
    *  fake Backend's `sendCommand`); without it they are only given their ids. */
@@ -109,9 +115,33 @@ export class FakeVoiceBackend implements VoiceBackend {
   async avatarDetach(open: boolean, clickThrough: boolean) {
     this.log('avatarDetach', open, clickThrough);
   }
-  async avatarRemote(url: string | null) {
-    this.log('avatarRemote', url);
-    return url !== null && this.remoteReachable;
+  async avatarRemote(profileId: string, url: string | null): Promise<RemoteAvatar> {
+    this.log('avatarRemote', profileId, url);
+    if (url === null) return { kind: 'closed' };
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      return { kind: 'blocked', origin: null, reason: 'invalid' };
+    }
+    const loop = ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+    if (u.protocol !== 'https:' && !(u.protocol === 'http:' && loop)) {
+      return { kind: 'blocked', origin: u.origin, reason: u.protocol === 'http:' ? 'notSecure' : 'invalid' };
+    }
+    const c = this.consents.get(`${profileId} ${u.origin}`);
+    const page = { origin: u.origin, agentHost: this.agentHost, foreign: u.hostname !== this.agentHost };
+    if (c === 'allowed') return { kind: 'open', ...page };
+    return { kind: c === 'declined' ? 'declined' : 'ask', ...page };
+  }
+  async avatarConsent(profileId: string, origin: string, consent: Consent | null) {
+    this.log('avatarConsent', profileId, origin, consent);
+    if (consent) this.consents.set(`${profileId} ${origin}`, consent);
+    else this.consents.delete(`${profileId} ${origin}`);
+  }
+  async avatarConsents(profileId: string): Promise<AvatarConsent[]> {
+    return [...this.consents]
+      .filter(([k]) => k.startsWith(`${profileId} `))
+      .map(([k, consent]) => ({ origin: k.slice(profileId.length + 1), consent }));
   }
   async avatarCall(method: AvatarMethod, arg: string | number) {
     this.log('avatarCall', method, arg);

@@ -4,7 +4,10 @@
 import { Channel } from '@tauri-apps/api/core';
 import {
   events,
+  type AvatarConsent,
   type AvatarMethod,
+  type Consent,
+  type RemoteAvatar,
   type TtsEvent,
   type TtsStatus,
   type VoiceClip,
@@ -16,7 +19,7 @@ import {
 } from '../../bindings';
 import { generatedCommands } from './backend';
 
-export type { AvatarMethod, TtsEvent, TtsStatus, VoiceClip, VoiceDevices, VoiceEvent, VoiceMode, VoiceSendTo, VoiceSettings };
+export type { AvatarConsent, AvatarMethod, Consent, RemoteAvatar, TtsEvent, TtsStatus, VoiceClip, VoiceDevices, VoiceEvent, VoiceMode, VoiceSendTo, VoiceSettings };
 
 export interface VoiceBackend {
   devices(): Promise<VoiceDevices>;
@@ -32,8 +35,13 @@ export interface VoiceBackend {
   ttsSpeak(text: string): Promise<number>;
   ttsStop(): Promise<void>;
   avatarDetach(open: boolean, clickThrough: boolean): Promise<void>;
-  /** Opens the agent's avatar page in its own IPC-less window; false when unreachable (`null` closes it). */
-  avatarRemote(url: string | null): Promise<boolean>;
+  /** The agent's avatar page of a profile: the shell opens it in its own private, IPC-less window only when the
+   *  address rules pass and the user allowed its origin; otherwise it says why not (`null` closes it). */
+  avatarRemote(profileId: string, url: string | null): Promise<RemoteAvatar>;
+  /** The user's answer for an avatar page's origin of a profile (`null` forgets it: asked again). */
+  avatarConsent(profileId: string, origin: string, consent: Consent | null): Promise<void>;
+  /** The remembered answers of a profile. */
+  avatarConsents(profileId: string): Promise<AvatarConsent[]>;
   /** Calls the avatar in the detached/remote windows; the shell JSON-encodes `arg` into the script (A-28). */
   avatarCall(method: AvatarMethod, arg: string | number): Promise<void>;
   onPushToTalk(handler: (pressed: boolean) => void): () => void;
@@ -91,8 +99,14 @@ export class TauriVoiceBackend implements VoiceBackend {
   async avatarDetach(open: boolean, clickThrough: boolean) {
     await gen.avatarDetach(open, clickThrough);
   }
-  avatarRemote(url: string | null) {
-    return gen.avatarRemote(url);
+  avatarRemote(profileId: string, url: string | null) {
+    return gen.avatarRemote(profileId, url);
+  }
+  async avatarConsent(profileId: string, origin: string, consent: Consent | null) {
+    await gen.avatarConsent(profileId, origin, consent);
+  }
+  avatarConsents(profileId: string) {
+    return gen.avatarConsents(profileId);
   }
   async avatarCall(method: AvatarMethod, arg: string | number) {
     await gen.avatarCall(method, arg);

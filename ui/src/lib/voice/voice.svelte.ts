@@ -3,7 +3,7 @@
 import { getContext, setContext } from 'svelte';
 import type { Backend } from '../backend/backend';
 import { toBackendError } from '../backend/backend';
-import type { TtsStatus, VoiceBackend, VoiceClip, VoiceEvent, VoiceSendTo, VoiceSettings } from '../backend/voice';
+import type { RemoteAvatar, TtsStatus, VoiceBackend, VoiceClip, VoiceEvent, VoiceSendTo, VoiceSettings } from '../backend/voice';
 import { inTauri } from '../backend';
 import { TauriVoiceBackend } from '../backend/voice';
 import { FakeVoiceBackend } from '../backend/voice-fake';
@@ -74,6 +74,10 @@ export class VoiceHub {
   shown = $state('idle');
   /** The agent's own avatar page is showing in its window. */
   remoteAvatar = $state<string | null>(null);
+  /** Where the agent's own avatar page stands: the shell's answer (open, ask, declined, blocked, closed). */
+  remote = $state<RemoteAvatar>({ kind: 'closed' });
+  private remoteKey: string | null = null;
+  private remoteProfile: string | null = null;
   readonly avatar: AvatarDriver;
   /** The iframe of the bundled page (set by the avatar pane). */
   frame: HTMLIFrameElement | null = null;
@@ -387,15 +391,47 @@ export class VoiceHub {
     if (this.avatarPrefs.detached) await this.vb.avatarDetach(true, on).catch(() => {});
   }
 
-  /** `ready.avatar_url` or the profile's override: its own window without IPC; unreachable → the bundled page. */
-  async useRemote(url: string | null): Promise<void> {
-    if (url === this.remoteAvatar) return;
+  /** `ready.avatar_url` or the profile's override, for profile `profileId`. The shell decides (https or loopback, the
+   *  user's remembered answer for its origin): open in its own private IPC-less window, or the pane asks, or says it
+   *  is blocked; the bundled page meanwhile. Nothing reaches the page's host before the user allows it. */
+  async useRemote(profileId: string | null, url: string | null): Promise<void> {
+    const key = profileId && url ? `${profileId} ${url}` : null;
+    if (key === this.remoteKey) return;
+    this.remoteKey = key;
+    this.remoteProfile = key ? profileId : null;
     try {
-      const ok = await this.vb.avatarRemote(url);
-      this.remoteAvatar = ok ? url : null;
-      if (ok) setTimeout(() => this.avatar.replay(), 600);
+      const r = await this.vb.avatarRemote(profileId ?? '', key ? url : null);
+      if (key !== this.remoteKey) return; // a newer request won
+      this.remote = r;
+      this.remoteAvatar = r.kind === 'open' ? url : null;
+      if (r.kind === 'open') setTimeout(() => this.avatar.replay(), 600);
     } catch {
+      if (key !== this.remoteKey) return;
+      this.remote = { kind: 'closed' };
       this.remoteAvatar = null;
+    }
+  }
+
+  /** The user's answer in the pane (`true` show it, `false` not now, `null` forget): remembered by the shell for this
+   *  profile and origin, then the page is asked for again. */
+  async answerRemote(answer: boolean | null): Promise<void> {
+    const r = this.remote;
+    const pid = this.remoteProfile;
+    const key = this.remoteKey;
+    if (!pid || !key || !('origin' in r) || !r.origin) return;
+    const consent = answer === null ? null : answer ? 'allowed' : 'declined';
+    await this.vb.avatarConsent(pid, r.origin, consent);
+    this.remoteKey = null;
+    await this.useRemote(pid, key.slice(pid.length + 1));
+  }
+
+  /** Settings: forget an answer; the page showing now (or asked about) is asked for again. */
+  async forgetRemote(profileId: string, origin: string): Promise<void> {
+    await this.vb.avatarConsent(profileId, origin, null);
+    const key = this.remoteKey;
+    if (key && this.remoteProfile === profileId) {
+      this.remoteKey = null;
+      await this.useRemote(profileId, key.slice(profileId.length + 1));
     }
   }
 
@@ -404,7 +440,11 @@ export class VoiceHub {
       this.avatarPrefs = { ...this.avatarPrefs, detached: false };
       saveJson(AVATAR_KEY, this.avatarPrefs);
     }
-    if (label === 'avatar-remote') this.remoteAvatar = null;
+    if (label === 'avatar-remote') {
+      // closed by the user: the bundled avatar until the page is announced again
+      this.remoteAvatar = null;
+      if (this.remote.kind === 'open') this.remote = { kind: 'closed' };
+    }
   }
 
   dispose(): void {
