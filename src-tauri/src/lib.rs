@@ -85,6 +85,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             voice::tts_stop,
             avatar::avatar_detach,
             avatar::avatar_remote,
+            avatar::avatar_consent,
+            avatar::avatar_consents,
             avatar::avatar_call,
             updater::check_for_updates,
             updater::install_update,
@@ -268,6 +270,7 @@ pub fn run(opts: Options) {
             #[cfg(feature = "demo")]
             demo::start_if_needed(&st);
             app.manage(settings::SettingsState::new(&st.data_dir));
+            app.manage(avatar::consent::ConsentStore::new(&st.data_dir));
             let voice = voice::VoiceState::new(&st.data_dir, &st.tmp_dir);
             app.manage(voice);
             voice::register_shortcut_soon(app.handle());

@@ -425,16 +425,36 @@ async avatarDetach(open: boolean, clickThrough: boolean) : Promise<Result<null, 
 }
 },
 /**
- * Show the agent's own avatar page in its own window without any IPC (`url: null` closes it). Returns false when the
- * page cannot be reached: the UI keeps the bundled avatar.
+ * The agent's own avatar page (`ready.avatar_url` or the profile's override) for profile `profile_id`: opened in
+ * its private window only when the address rules pass and the user allowed its origin for this profile; otherwise
+ * says why not (the pane asks, or says it is blocked). Nothing connects to the page's host before that. `url: null`
+ * closes the window.
  */
-async avatarRemote(url: string | null) : Promise<Result<boolean, AppError>> {
+async avatarRemote(profileId: string, url: string | null) : Promise<Result<RemoteAvatar, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("avatar_remote", { url }) };
+    return { status: "ok", data: await TAURI_INVOKE("avatar_remote", { profileId, url }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
+},
+/**
+ * The user's answer for an avatar page's origin of a profile (`null` forgets it: the pane asks again). The page
+ * itself is opened by the next `avatar_remote`.
+ */
+async avatarConsent(profileId: string, origin: string, consent: Consent | null) : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_consent", { profileId, origin, consent }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * The remembered answers of a profile (Settings lists them, with a way to revoke each).
+ */
+async avatarConsents(profileId: string) : Promise<AvatarConsent[]> {
+    return await TAURI_INVOKE("avatar_consents", { profileId });
 },
 /**
  * Call the avatar contract in the detached and the remote windows (those that are open).
@@ -551,6 +571,10 @@ kind: string; mime?: string | null; filename: string;
  */
 path: string; size: number; caption?: string | null }
 /**
+ * A remembered answer, for Settings.
+ */
+export type AvatarConsent = { origin: string; consent: Consent }
+/**
  * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
  */
 export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
@@ -559,9 +583,29 @@ export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
  */
 export type AvatarWindowClosed = { label: string }
 /**
+ * Why a page is never opened, whatever the user says.
+ */
+export type Blocked = 
+/**
+ * Not a web address with a host (`javascript:`, `file:`, `data:`, garbage…) or one carrying a user/password.
+ */
+"invalid" | 
+/**
+ * Plain `http` to anything but the loopback.
+ */
+"notSecure"
+/**
  * How a card ended.
  */
 export type CardOutcome = { optionId?: string | null; expired: boolean }
+/**
+ * The user's answer for one origin of one profile.
+ */
+export type Consent = "allowed" | 
+/**
+ * "Not now": the page stays closed until the user changes it (in the pane or in Settings).
+ */
+"declined"
 /**
  * A conversation as a list shows it.
  */
@@ -851,6 +895,30 @@ style?: string | null }
  * The push-to-talk shortcut was pressed or released (also while the window is in the background).
  */
 export type PushToTalk = { pressed: boolean }
+/**
+ * Where the agent's own avatar page stands (A-27), for the avatar pane.
+ */
+export type RemoteAvatar = 
+/**
+ * No page (none announced, or the window was closed on request).
+ */
+{ kind: "closed" } | 
+/**
+ * Never opened, whatever the user says (not https nor loopback, not a web address, a user/password in it).
+ */
+{ kind: "blocked"; origin: string | null; reason: Blocked } | 
+/**
+ * The user has not answered for this origin yet: the pane asks.
+ */
+{ kind: "ask"; origin: string; agentHost: string; foreign: boolean } | 
+/**
+ * The user said "not now" for this origin (remembered; the pane offers to show it after all).
+ */
+{ kind: "declined"; origin: string; agentHost: string; foreign: boolean } | 
+/**
+ * Open in its own private window.
+ */
+{ kind: "open"; origin: string; agentHost: string; foreign: boolean }
 /**
  * One search result, best first.
  */
