@@ -54,7 +54,7 @@ pub fn snapshot(state: &AppState) -> Option<Boot> {
         Some(c) => Some(BootHistory {
             conversation_id: c.id.clone(),
             limit: FIRST_PAGE,
-            page: state.app.history(&c.id, None, FIRST_PAGE).ok()?,
+            page: crate::grants::history_for_page(state.app.history(&c.id, None, FIRST_PAGE).ok()?),
         }),
         None => None,
     };

@@ -58,6 +58,8 @@ pub struct StreamDelta {
 
 impl StreamDelta {
     pub fn encode(&mut self, ev: EngineEvent) -> UiEvent {
+        // a received file's path reaches the page as a token (grants.rs)
+        let ev = crate::grants::event_for_page(ev);
         let EngineEvent::Message { id, text, final_, reply_to, session } = ev else {
             return UiEvent::Engine(ev);
         };

@@ -66,6 +66,7 @@ error_codes! {
     OpenFailed = "open_failed",
     BlockedUrl = "blocked_url",
     ForbiddenPath = "forbidden_path",
+    FileNotGranted = "file_not_granted",
     NotViewable = "not_viewable",
     IsFolder = "is_folder",
     TooLarge = "too_large",

@@ -11,6 +11,7 @@ pub mod demo;
 pub mod error;
 pub mod fonts;
 pub mod gpu;
+pub mod grants;
 pub mod heap;
 pub mod hub;
 pub mod ipc;
@@ -94,6 +95,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
         .events(tauri_specta::collect_events![
             ipc::DeepLinkConnect,
             voice::PushToTalk,
+            grants::FilesDropped,
             voice::TtsEvent,
             avatar::AvatarWindowClosed
         ])
@@ -236,6 +238,7 @@ pub fn run(opts: Options) {
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
         .plugin(tauri_plugin_updater::Builder::new().build())
+        .on_window_event(grants::on_window_event)
         .invoke_handler(invoke)
         .setup(move |app| {
             specta.mount_events(app);

@@ -26,6 +26,10 @@ use tauri_specta::Event as _;
 
 use crate::error::{AppError, AppResult, ErrorCode};
 
+mod send;
+pub use send::VoiceSendTo;
+use send::send_clips;
+
 /// Push-to-talk clips may run past one message: capture up to four messages' worth, then split.
 const MAX_PTT_BYTES: usize = 4 * MAX_WAV_BYTES;
 /// The default push-to-talk shortcut (held anywhere, also with the window in the background).
@@ -119,6 +123,7 @@ pub enum VoiceMode {
 /// A finished clip: a 16 kHz mono PCM16 WAV of at most 8 MiB, ready for an `audio` command.
 #[derive(Debug, Clone, PartialEq, Serialize, Type)]
 pub struct VoiceClip {
+    /// Its token (`crate::grants`), for `send_command`'s `audio` and `file_url`.
     pub path: String,
     pub secs: f64,
     pub size: u32,
@@ -127,18 +132,6 @@ pub struct VoiceClip {
     /// Sent by `voice_stop` but refused (not connected, over the agent's limit…): nothing went out; the UI shows the
     /// echo as failed, with retry.
     pub error: Option<AppError>,
-}
-
-/// Where `voice_stop` sends a push-to-talk clip at once (key-up → `audio` frame without a round trip through the UI).
-#[derive(Debug, Clone, Deserialize, Type)]
-#[serde(rename_all = "camelCase")]
-pub struct VoiceSendTo {
-    pub profile_id: String,
-    /// v3 conversation (as in `send_command`).
-    pub session: Option<String>,
-    /// Message ids chosen by the UI for the clips, in order (a long recording is split, A-24); clips beyond them get
-    /// ids from the engine.
-    pub ids: Vec<String>,
 }
 
 /// What a running recording tells the UI (over the Channel given to `voice_start`).
@@ -306,7 +299,9 @@ pub fn write_clips(samples: &[i16], dir: &Path, max_bytes: usize) -> AppResult<V
 
 impl From<Clip> for VoiceClip {
     fn from(c: Clip) -> Self {
-        VoiceClip { path: c.path.display().to_string(), secs: c.secs, size: c.size, id: None, error: None }
+        // the page names the clip by a token (grants.rs); a clip already gone has none
+        let path = crate::grants::global().grant(&c.path, crate::grants::Purpose::Recorded).unwrap_or_default();
+        VoiceClip { path, secs: c.secs, size: c.size, id: None, error: None }
     }
 }
 
@@ -548,29 +543,6 @@ pub async fn voice_stop(
     Ok(clips)
 }
 
-/// Hand each clip to the profile's engine as an `audio` command, in order; a refusal is kept on its clip (the rest are
-/// still sent: each is a message of its own).
-async fn send_clips(app: &crate::state::AppState, to: VoiceSendTo, clips: &mut [VoiceClip]) {
-    let mut ids = to.ids.into_iter();
-    for clip in clips.iter_mut() {
-        let id = ids.next();
-        let cmd = crate::ipc::EngineCommand::Audio {
-            path: clip.path.clone(),
-            text: None,
-            id: id.clone(),
-            session: to.session.clone(),
-            retry_of: None,
-        };
-        match app.engine_command(&to.profile_id, cmd).await {
-            Ok(sent) => clip.id = sent.or(id),
-            Err(e) => {
-                clip.id = id;
-                clip.error = Some(e);
-            }
-        }
-    }
-}
-
 /// Esc: stop without sending anything.
 #[tauri::command]
 #[specta::specta]
@@ -626,27 +598,6 @@ pub fn tts_stop(state: State<'_, VoiceState>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a24_clips_voice_stop_could_not_send_keep_their_ids_and_say_why() {
-        let dir = tempfile::tempdir().unwrap();
-        let st = crate::state::AppState::new(
-            hermes_store::Store::open_in_memory().unwrap(),
-            dir.path().into(),
-            dir.path().join("logs"),
-            crate::state::Keychain::known(crate::ipc::KeychainInfo { available: false, detail: None }),
-        );
-        // one second of audio split into two WAVs, for a profile with no engine (not connected)
-        let mut clips = write_clips(&vec![0i16; 16_000], dir.path(), 20_000).unwrap();
-        assert_eq!(clips.len(), 2);
-        let to = VoiceSendTo { profile_id: "p-offline".into(), session: None, ids: vec!["v-1".into()] };
-        tauri::async_runtime::block_on(send_clips(&st, to, &mut clips));
-        // the first under the UI's id; the second had none to take and none was made (nothing went out)
-        assert_eq!(clips.iter().map(|c| c.id.as_deref()).collect::<Vec<_>>(), vec![Some("v-1"), None]);
-        for c in &clips {
-            assert_eq!(c.error.as_ref().map(|e| e.code.as_str()), Some("not_connected"), "{c:?}");
-        }
-    }
 
     #[test]
     fn settings_roundtrip_and_defaults() {

@@ -78,6 +78,10 @@ async deleteToken(profileId: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * The page subscribes to the profile's connection: its channel is attached to the running engine (started if it is
+ * not running) and first gets the connection's state replayed. A page that goes away is detached; the engine runs on.
+ */
 async connect(profileId: string, onEvent: TAURI_CHANNEL<UiEvent>) : Promise<Result<null, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("connect", { profileId, onEvent }) };
@@ -223,42 +227,45 @@ async openExternal(url: string) : Promise<Result<null, AppError>> {
     else return { status: "error", error: e  as any };
 }
 },
-async revealFile(path: string) : Promise<Result<null, AppError>> {
+async revealFile(token: string) : Promise<Result<null, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("reveal_file", { path }) };
+    return { status: "ok", data: await TAURI_INVOKE("reveal_file", { token }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
-async openFile(path: string) : Promise<Result<null, AppError>> {
+async openFile(token: string) : Promise<Result<null, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("open_file", { path }) };
+    return { status: "ok", data: await TAURI_INVOKE("open_file", { token }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
 /**
- * What a file in the app's folder really is (from its bytes and extension): the page offers "Open" only when
- * `viewable`, and names the real type otherwise.
+ * What a stored file really is (from its bytes and extension): the page offers "Open" only when `viewable`, and
+ * names the real type otherwise.
  */
-async fileType(path: string) : Promise<Result<FileType, AppError>> {
+async fileType(token: string) : Promise<Result<FileType, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("file_type", { path }) };
+    return { status: "ok", data: await TAURI_INVOKE("file_type", { token }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
-async saveFileAs(path: string) : Promise<Result<null, AppError>> {
+async saveFileAs(token: string) : Promise<Result<null, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("save_file_as", { path }) };
+    return { status: "ok", data: await TAURI_INVOKE("save_file_as", { token }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * The files the user chose, as tokens.
+ */
 async pickFiles() : Promise<Result<string[], AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("pick_files") };
@@ -268,32 +275,39 @@ async pickFiles() : Promise<Result<string[], AppError>> {
 }
 },
 /**
- * The URL of a received file for `<img>`/`<audio>` (the asset protocol is scoped to the media folder only).
+ * The URL of a granted file for `<img>`/`<audio>`: received files and the shell's own (pasted, recorded) only (the
+ * asset protocol is scoped to those folders).
  */
-async fileUrl(path: string) : Promise<Result<string, AppError>> {
+async fileUrl(token: string) : Promise<Result<string, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("file_url", { path }) };
+    return { status: "ok", data: await TAURI_INVOKE("file_url", { token }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
-async downscaleImage(path: string, maxBytes: number) : Promise<Result<string, AppError>> {
+/**
+ * The picture's token if it fits `max_bytes`, else the token of a smaller JPEG copy in the temp folder.
+ */
+async downscaleImage(token: string, maxBytes: number) : Promise<Result<string, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("downscale_image", { path, maxBytes }) };
+    return { status: "ok", data: await TAURI_INVOKE("downscale_image", { token, maxBytes }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
-async fileInfo(path: string) : Promise<Result<FileInfo, AppError>> {
+async fileInfo(token: string) : Promise<Result<FileInfo, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("file_info", { path }) };
+    return { status: "ok", data: await TAURI_INVOKE("file_info", { token }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * A pasted file, written into the temp folder: its token.
+ */
 async writeTempFile(filename: string, base64: string) : Promise<Result<string, AppError>> {
     try {
     return { status: "ok", data: await TAURI_INVOKE("write_temp_file", { filename, base64 }) };
@@ -303,9 +317,9 @@ async writeTempFile(filename: string, base64: string) : Promise<Result<string, A
 }
 },
 /**
- * The image on the system clipboard, written as a PNG named `filename` in the temporary folder: its path, or `None`
- * when the clipboard holds no image. The page asks when its paste event carried no file (WebKitGTK's never does
- * for an image; see clipboard.rs).
+ * The image on the system clipboard, written as a PNG named `filename` in the temporary folder: its token, or
+ * `None` when the clipboard holds no image. The page asks when its paste event carried no file (WebKitGTK's never
+ * does for an image; see clipboard.rs).
  */
 async clipboardImage(filename: string) : Promise<Result<string | null, AppError>> {
     try {
@@ -495,15 +509,16 @@ avatarWindowClosed: "avatar-window-closed",
 deepLinkConnect: "deep-link-connect",
 pushToTalk: "push-to-talk",
 ttsEvent: "tts-event"
+filesDropped: FilesDropped,
 })
 
 /** user-defined constants **/
 
 
+filesDropped: "files-dropped",
 
 /** user-defined types **/
 
-export type AppError = { code: ErrorCode; message: string }
 /**
  * An agent's connection as the tray and Settings show it.
  */
@@ -527,6 +542,7 @@ export type AppInfo = { version: string; dataDir: string; logDir: string; keycha
 pendingLink?: DeepLinkConnect | null }
 /**
  * App settings, remembered per machine.
+export type AppError = { code: ErrorCode; message: string }
  */
 export type AppSettings = { 
 /**
@@ -789,7 +805,7 @@ export type EngineEvent =
  * (`hermes_protocol::Refusal::code`). TypeScript sees a string-literal union; the page has a sentence for
  * each (ui/src/lib/errors.ts, checked by `tsc`).
  */
-export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
+export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "file_not_granted" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
 /**
  * What a conversation is exported as.
  */
@@ -856,6 +872,11 @@ export type MessageAppend = { event: MessageAppendTag; id: string; append: strin
  */
 export type MessageAppendTag = "message_append"
 /**
+/**
+ * Files dropped on the main window, as tokens, in the order dropped (a folder too: the page says why it is not
+ * sent).
+ */
+export type FilesDropped = { files: string[] }
  * An error attached to a message (e.g. the agent failed).
  */
 export type MessageError = { code: string; text: string }
@@ -986,7 +1007,11 @@ export type UpdateCheck =
 /**
  * A finished clip: a 16 kHz mono PCM16 WAV (A-23) of at most 8 MiB (A-24), ready for an `audio` command.
  */
-export type VoiceClip = { path: string; secs: number; size: number; 
+export type VoiceClip = { 
+/**
+ * Its token (`crate::grants`), for `send_command`'s `audio` and `file_url`.
+ */
+path: string; secs: number; size: number; 
 /**
  * Sent by `voice_stop` (a [`VoiceSendTo`] was given): the message id the engine took it under.
  */

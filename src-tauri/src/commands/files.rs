@@ -1,5 +1,5 @@
-//! Files: the native dialogs, files the page may open or show (inside the app's folders only), pasted and dropped
-//! files.
+//! Files: the native dialogs, files the page may open or show, pasted files. The page names every file by a token
+//! the shell handed out (`crate::grants`), never by a path.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +11,7 @@ use tauri_plugin_opener::OpenerExt;
 
 use super::blocking;
 use crate::error::{AppError, AppResult, ErrorCode};
+use crate::grants::{self, Grants, Purpose};
 use crate::ipc::{FileInfo, FileType};
 use crate::state::AppState;
 
@@ -41,25 +42,15 @@ pub(super) async fn ask_save_path(app: &AppHandle, suggested: &str) -> AppResult
     rx.await.map_err(|_| AppError::internal("the save dialog closed unexpectedly"))
 }
 
-/// Files the UI may act on: only inside the app's data folder (received media, pasted files, outbox copies).
-fn app_file(state: &AppState, path: &str) -> AppResult<PathBuf> {
-    inside(&state.data_dir, path)
+/// A stored file (received, or the copy of one sent) the OS may act on: see [`crate::grants`].
+fn stored(state: &AppState, grants: &Grants, token: &str) -> AppResult<PathBuf> {
+    Ok(grants.stored(token, &state.data_dir, &state.tmp_dir)?.path)
 }
 
-fn inside(root: &Path, path: &str) -> AppResult<PathBuf> {
-    let p = std::fs::canonicalize(path).map_err(|_| AppError::not_found("the file"))?;
-    let root = std::fs::canonicalize(root)?;
-    if p.starts_with(&root) {
-        Ok(p)
-    } else {
-        Err(AppError::new(ErrorCode::ForbiddenPath, "this file is outside the app's folder"))
-    }
-}
-
-/// A file the OS may open with its default handler: inside `root`, and of a viewable type by its own bytes and
-/// extension (`hermes_client::filetype`), whatever the agent labelled it. Anything else is only saved or shown.
-fn openable(root: &Path, path: &str) -> AppResult<PathBuf> {
-    let p = inside(root, path)?;
+/// A stored file the OS may open with its default handler: of a viewable type by its own bytes and extension
+/// (`hermes_client::filetype`), whatever the agent labelled it. Anything else is only saved or shown.
+fn openable(state: &AppState, grants: &Grants, token: &str) -> AppResult<PathBuf> {
+    let p = stored(state, grants, token)?;
     let t = hermes_client::filetype::of_file(&p)?;
     if t.viewable {
         Ok(p)
@@ -72,26 +63,26 @@ fn openable(root: &Path, path: &str) -> AppResult<PathBuf> {
     }
 }
 
-/// What a file in the app's folder really is (from its bytes and extension): the page offers "Open" only when
-/// `viewable`, and names the real type otherwise.
+/// What a stored file really is (from its bytes and extension): the page offers "Open" only when `viewable`, and
+/// names the real type otherwise.
 #[tauri::command(async)]
 #[specta::specta]
-pub fn file_type(state: State<'_, AppState>, path: String) -> AppResult<FileType> {
-    let t = hermes_client::filetype::of_file(&app_file(&state, &path)?)?;
+pub fn file_type(state: State<'_, AppState>, token: String) -> AppResult<FileType> {
+    let t = hermes_client::filetype::of_file(&stored(&state, grants::global(), &token)?)?;
     Ok(FileType { viewable: t.viewable, real_mime: t.real_mime, real_ext: t.real_ext, name_ext: t.name_ext })
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn reveal_file(app: AppHandle, state: State<'_, AppState>, path: String) -> AppResult<()> {
-    let p = app_file(&state, &path)?;
+pub fn reveal_file(app: AppHandle, state: State<'_, AppState>, token: String) -> AppResult<()> {
+    let p = stored(&state, grants::global(), &token)?;
     app.opener().reveal_item_in_dir(p).map_err(|e| AppError::new(ErrorCode::OpenFailed, e.to_string()))
 }
 
 #[tauri::command]
 #[specta::specta]
-pub fn open_file(app: AppHandle, state: State<'_, AppState>, path: String) -> AppResult<()> {
-    let p = openable(&state.data_dir, &path)?;
+pub fn open_file(app: AppHandle, state: State<'_, AppState>, token: String) -> AppResult<()> {
+    let p = openable(&state, grants::global(), &token)?;
     app.opener()
         .open_path(p.display().to_string(), None::<&str>)
         .map_err(|e| AppError::new(ErrorCode::OpenFailed, e.to_string()))
@@ -99,8 +90,8 @@ pub fn open_file(app: AppHandle, state: State<'_, AppState>, path: String) -> Ap
 
 #[tauri::command]
 #[specta::specta]
-pub async fn save_file_as(app: AppHandle, state: State<'_, AppState>, path: String) -> AppResult<()> {
-    let src = app_file(&state, &path)?;
+pub async fn save_file_as(app: AppHandle, state: State<'_, AppState>, token: String) -> AppResult<()> {
+    let src = stored(&state, grants::global(), &token)?;
     let name = safe_name(&src.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default());
     if let Some(dest) = ask_save_path(&app, &name).await? {
         hermes_client::files::save_copy(&src, &dest)?;
@@ -108,25 +99,33 @@ pub async fn save_file_as(app: AppHandle, state: State<'_, AppState>, path: Stri
     Ok(())
 }
 
+/// The files the user chose, as tokens.
 #[tauri::command]
 #[specta::specta]
 pub async fn pick_files(app: AppHandle) -> AppResult<Vec<String>> {
-    if let Some(list) = e2e_dialog_override("HERMES_E2E_PICK_FILES") {
-        return Ok(list.lines().map(str::to_string).collect());
-    }
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    app.dialog().file().pick_files(move |paths| {
-        let _ = tx.send(paths.unwrap_or_default());
-    });
-    let paths = rx.await.map_err(|_| AppError::internal("the file dialog closed unexpectedly"))?;
-    Ok(paths.into_iter().filter_map(|p| p.into_path().ok()).map(|p| p.display().to_string()).collect())
+    let paths: Vec<PathBuf> = if let Some(list) = e2e_dialog_override("HERMES_E2E_PICK_FILES") {
+        list.lines().map(PathBuf::from).collect()
+    } else {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        app.dialog().file().pick_files(move |paths| {
+            let _ = tx.send(paths.unwrap_or_default());
+        });
+        let paths = rx.await.map_err(|_| AppError::internal("the file dialog closed unexpectedly"))?;
+        paths.into_iter().filter_map(|p| p.into_path().ok()).collect()
+    };
+    paths.iter().map(|p| grants::global().grant(p, Purpose::Picked)).collect()
 }
 
-/// The URL of a received file for `<img>`/`<audio>` (the asset protocol is scoped to the media folder only).
+/// The URL of a granted file for `<img>`/`<audio>`: received files and the shell's own (pasted, recorded) only (the
+/// asset protocol is scoped to those folders).
 #[tauri::command(async)]
 #[specta::specta]
-pub fn file_url(state: State<'_, AppState>, path: String) -> AppResult<String> {
-    let p = std::fs::canonicalize(&path).map_err(|_| AppError::not_found("the file"))?;
+pub fn file_url(state: State<'_, AppState>, token: String) -> AppResult<String> {
+    file_url_of(&state, grants::global(), &token)
+}
+
+fn file_url_of(state: &AppState, grants: &Grants, token: &str) -> AppResult<String> {
+    let p = grants.resolve(token)?.path;
     let media = std::fs::canonicalize(&state.media_dir)?;
     let tmp = std::fs::canonicalize(&state.tmp_dir).unwrap_or_else(|_| state.tmp_dir.clone());
     if !(p.starts_with(&media) || p.starts_with(&tmp)) {
@@ -145,18 +144,29 @@ pub fn asset_url(p: &Path) -> String {
     }
 }
 
+/// The picture's token if it fits `max_bytes`, else the token of a smaller JPEG copy in the temp folder.
 #[tauri::command]
 #[specta::specta]
-pub async fn downscale_image(state: State<'_, AppState>, path: String, max_bytes: u32) -> AppResult<String> {
+pub async fn downscale_image(state: State<'_, AppState>, token: String, max_bytes: u32) -> AppResult<String> {
     let tmp = state.tmp_dir.clone();
-    blocking(move || crate::media::downscale(Path::new(&path), u64::from(max_bytes), &tmp)).await?
+    blocking(move || downscale_of(grants::global(), &token, max_bytes, &tmp)).await?
+}
+
+fn downscale_of(grants: &Grants, token: &str, max_bytes: u32, tmp: &Path) -> AppResult<String> {
+    let src = grants.resolve(token)?.path;
+    let out = PathBuf::from(crate::media::downscale(&src, u64::from(max_bytes), tmp)?);
+    if out == src { Ok(token.to_string()) } else { grants.grant(&out, Purpose::Downscaled) }
 }
 
 #[tauri::command(async)]
 #[specta::specta]
-pub fn file_info(path: String) -> AppResult<FileInfo> {
-    let p = PathBuf::from(&path);
-    let meta = std::fs::metadata(&p)?;
+pub fn file_info(token: String) -> AppResult<FileInfo> {
+    file_info_of(grants::global(), token)
+}
+
+fn file_info_of(grants: &Grants, token: String) -> AppResult<FileInfo> {
+    let g = grants.resolve(&token)?;
+    let meta = std::fs::metadata(&g.path)?;
     // a folder dropped on the window: its own code, so that the page can say why it is refused (only files are sent)
     if meta.is_dir() {
         return Err(AppError::new(ErrorCode::IsFolder, "this is a folder; only files can be sent"));
@@ -165,32 +175,37 @@ pub fn file_info(path: String) -> AppResult<FileInfo> {
         return Err(AppError::invalid("this is not a file"));
     }
     Ok(FileInfo {
-        name: p.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default(),
+        name: g.name,
         size: meta.len(),
-        mime: Some(hermes_client::files::mime_for_path(&p)),
-        duration_ms: crate::media::duration_ms(&p),
-        path,
+        mime: Some(hermes_client::files::mime_for_path(&g.path)),
+        duration_ms: crate::media::duration_ms(&g.path),
+        path: token,
     })
 }
 
 const MAX_TEMP_BYTES: usize = 64 * 1024 * 1024;
 
+/// A pasted file, written into the temp folder: its token.
 #[tauri::command(async)]
 #[specta::specta]
 pub fn write_temp_file(state: State<'_, AppState>, filename: String, base64: String) -> AppResult<String> {
+    write_temp_of(grants::global(), &state.tmp_dir, &filename, &base64)
+}
+
+fn write_temp_of(grants: &Grants, tmp: &Path, filename: &str, base64: &str) -> AppResult<String> {
     if base64.len() > MAX_TEMP_BYTES * 4 / 3 + 4 {
         return Err(AppError::new(ErrorCode::TooLarge, "this file is too large"));
     }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(base64.as_bytes())
         .map_err(|_| AppError::invalid("the file data is not valid base64"))?;
-    let path = hermes_client::files::write_new(&state.tmp_dir, &safe_name(&filename), &bytes)?;
-    Ok(path.display().to_string())
+    let path = hermes_client::files::write_new(tmp, &safe_name(filename), &bytes)?;
+    grants.grant(&path, Purpose::Pasted)
 }
 
-/// The image on the system clipboard, written as a PNG named `filename` in the temporary folder: its path, or `None`
-/// when the clipboard holds no image. The page asks when its paste event carried no file (WebKitGTK's never does
-/// for an image; see clipboard.rs).
+/// The image on the system clipboard, written as a PNG named `filename` in the temporary folder: its token, or
+/// `None` when the clipboard holds no image. The page asks when its paste event carried no file (WebKitGTK's never
+/// does for an image; see clipboard.rs).
 #[tauri::command]
 #[specta::specta]
 pub async fn clipboard_image(
@@ -202,7 +217,7 @@ pub async fn clipboard_image(
     let tmp = state.tmp_dir.clone();
     blocking(move || -> AppResult<Option<String>> {
         let path = hermes_client::files::write_new(&tmp, &safe_name(&filename), &png)?;
-        Ok(Some(path.display().to_string()))
+        Ok(Some(grants::global().grant(&path, Purpose::Pasted)?))
     })
     .await?
 }
@@ -210,37 +225,120 @@ pub async fn clipboard_image(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ipc::EngineCommand;
+
+    fn app_state(data: &Path) -> AppState {
+        let st = AppState::new(
+            hermes_store::Store::open_in_memory().unwrap(),
+            data.into(),
+            data.join("logs"),
+            crate::state::Keychain::known(crate::ipc::KeychainInfo { available: false, detail: None }),
+        );
+        std::fs::create_dir_all(&st.media_dir).unwrap();
+        std::fs::create_dir_all(&st.tmp_dir).unwrap();
+        st
+    }
 
     #[test]
     fn file_info_refuses_a_folder_by_its_own_code() {
         let dir = tempfile::tempdir().unwrap();
-        let e = file_info(dir.path().display().to_string()).unwrap_err();
+        let g = Grants::new(16);
+        let folder = g.grant(dir.path(), Purpose::Dropped).unwrap();
+        let e = file_info_of(&g, folder).unwrap_err();
         assert_eq!(e.code, ErrorCode::IsFolder, "{e}");
         let f = dir.path().join("note.txt");
         std::fs::write(&f, b"hello").unwrap();
-        let info = file_info(f.display().to_string()).unwrap();
-        assert_eq!((info.name.as_str(), info.size), ("note.txt", 5));
-        let gone = file_info(dir.path().join("gone.txt").display().to_string()).unwrap_err();
+        let token = g.grant(&f, Purpose::Dropped).unwrap();
+        let info = file_info_of(&g, token.clone()).unwrap();
+        assert_eq!((info.name.as_str(), info.size, info.path), ("note.txt", 5, token.clone()));
+        std::fs::remove_file(&f).unwrap();
+        let gone = file_info_of(&g, token).unwrap_err();
         assert_eq!(gone.code, ErrorCode::NotFound, "{gone}");
     }
 
     #[test]
     fn a20_open_refuses_a_program_labelled_as_a_pdf_and_anything_outside_the_folder() {
-        let root = tempfile::tempdir().unwrap();
+        let data = tempfile::tempdir().unwrap();
+        let st = app_state(data.path());
+        let g = Grants::new(16);
         let pdf = b"%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\n";
-        let bad = root.path().join("report.pdf.exe");
+        let bad = st.media_dir.join("report.pdf.exe");
         std::fs::write(&bad, pdf).unwrap();
-        let e = openable(root.path(), &bad.display().to_string()).unwrap_err();
+        let e = openable(&st, &g, &g.grant(&bad, Purpose::Stored).unwrap()).unwrap_err();
         assert_eq!(e.code, ErrorCode::NotViewable, "{e}");
         assert!(e.to_string().contains("application/pdf (.exe)"), "{e}");
-        let good = root.path().join("report.pdf");
+        let good = st.media_dir.join("report.pdf");
         std::fs::write(&good, pdf).unwrap();
-        assert_eq!(openable(root.path(), &good.display().to_string()).unwrap(), good.canonicalize().unwrap());
+        assert_eq!(openable(&st, &g, &g.grant(&good, Purpose::Stored).unwrap()).unwrap(), good.canonicalize().unwrap());
         let elsewhere = tempfile::tempdir().unwrap();
         let outside = elsewhere.path().join("report.pdf");
         std::fs::write(&outside, pdf).unwrap();
-        let e = openable(root.path(), &outside.display().to_string()).unwrap_err();
+        let e = openable(&st, &g, &g.grant(&outside, Purpose::Stored).unwrap()).unwrap_err();
         assert_eq!(e.code, ErrorCode::ForbiddenPath, "{e}");
+    }
+
+    /// A page running someone else's script names a private key and a program it wrote into the temp folder: every
+    /// command that takes a file refuses both, with `file_not_granted`; a token of the pasted program opens nothing.
+    #[test]
+    fn a_private_key_and_a_program_in_the_temp_folder_are_refused_by_every_file_command() {
+        let data = tempfile::tempdir().unwrap();
+        let st = app_state(data.path());
+        let g = Grants::new(16);
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".ssh")).unwrap();
+        let key = home.path().join(".ssh/id_ed25519");
+        std::fs::write(&key, "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n").unwrap();
+        let bat = st.tmp_dir.join("run.bat");
+        std::fs::write(&bat, "@echo off\r\ncalc.exe\r\n").unwrap();
+        let png = st.tmp_dir.join("shot.png");
+        image::RgbImage::new(4, 4).save(&png).unwrap();
+        let not_granted = |r: AppResult<String>, what: &str| {
+            assert_eq!(r.map_err(|e| e.code).unwrap_err(), ErrorCode::FileNotGranted, "{what}");
+        };
+        for p in [&key, &bat, &png] {
+            let raw = p.display().to_string();
+            not_granted(file_info_of(&g, raw.clone()).map(|i| i.path), "file_info");
+            not_granted(file_url_of(&st, &g, &raw), "file_url");
+            not_granted(downscale_of(&g, &raw, 10, &st.tmp_dir), "downscale_image");
+            not_granted(stored(&st, &g, &raw).map(|p| p.display().to_string()), "file_type / reveal / save_file_as");
+            not_granted(openable(&st, &g, &raw).map(|p| p.display().to_string()), "open_file");
+            for command in [
+                EngineCommand::File { path: raw.clone(), caption: None, id: None, session: None, retry_of: None },
+                EngineCommand::Audio { path: raw.clone(), text: None, id: None, session: None, retry_of: None },
+            ] {
+                not_granted(grants::resolve_command(&g, command).map(|c| format!("{c:?}")), "send_command");
+            }
+        }
+        not_granted(file_info_of(&g, "~/.ssh/id_ed25519".into()).map(|i| i.path), "file_info with ~");
+        // written by the page itself: a token it may send or describe, never one the OS opens, saves or shows
+        let pasted = write_temp_of(&g, &st.tmp_dir, "run.bat", "QGVjaG8gb2ZmDQpjYWxjLmV4ZQ0K").unwrap();
+        assert_eq!(file_info_of(&g, pasted.clone()).unwrap().name, "run (1).bat", "never over the one already there");
+        not_granted(openable(&st, &g, &pasted).map(|p| p.display().to_string()), "open a pasted program");
+        not_granted(stored(&st, &g, &pasted).map(|p| p.display().to_string()), "save or show a pasted program");
+        // even granted as a stored file, nothing is opened from the temp folder
+        let in_tmp = g.grant(&bat, Purpose::Stored).unwrap();
+        assert_eq!(openable(&st, &g, &in_tmp).unwrap_err().code, ErrorCode::ForbiddenPath);
+    }
+
+    #[test]
+    fn a_picture_that_fits_keeps_its_token_and_a_smaller_copy_gets_its_own() {
+        let data = tempfile::tempdir().unwrap();
+        let st = app_state(data.path());
+        let g = Grants::new(16);
+        let png = data.path().join("big.png");
+        let mut img = image::RgbImage::new(300, 300);
+        for (i, p) in img.pixels_mut().enumerate() {
+            *p = image::Rgb([(i * 7) as u8, (i * 13) as u8, (i * 31) as u8]);
+        }
+        img.save(&png).unwrap();
+        let t = g.grant(&png, Purpose::Picked).unwrap();
+        assert_eq!(downscale_of(&g, &t, u32::MAX, &st.tmp_dir).unwrap(), t);
+        let small = downscale_of(&g, &t, 20_000, &st.tmp_dir).unwrap();
+        assert_ne!(small, t);
+        let got = g.resolve(&small).unwrap();
+        assert_eq!(got.purpose, Purpose::Downscaled);
+        assert!(got.path.starts_with(st.tmp_dir.canonicalize().unwrap()));
+        assert!(file_url_of(&st, &g, &small).unwrap().starts_with("asset://"));
     }
 
     #[test]

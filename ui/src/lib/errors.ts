@@ -36,6 +36,7 @@ const APP_ERROR_KEYS: { readonly [C in ErrorCode]: MessageKey } = {
   open_failed: 'error.app.open_failed',
   blocked_url: 'error.app.blocked_url',
   forbidden_path: 'error.app.forbidden_path',
+  file_not_granted: 'error.app.file_not_granted',
   not_viewable: 'error.app.not_viewable',
   is_folder: 'error.app.is_folder',
   too_large: 'error.app.too_large',

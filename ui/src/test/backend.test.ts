@@ -21,7 +21,7 @@ describe('Tauri backend', () => {
       ['history', { conversationId: 'c1', cursor: 'm9', limit: 50 }],
       ['search', { query: 'backup', profileId: 'p1' }],
       ['send_command', { profileId: 'p1', command: { cmd: 'prompt', prompt_id: 'x', option_id: 'approve' } }],
-      ['downscale_image', { path: '/a.jpg', maxBytes: 1000 }],
+      ['downscale_image', { token: '/a.jpg', maxBytes: 1000 }],
       ['export_conversation', { id: 'c1', format: 'markdown' }],
     ]);
   });

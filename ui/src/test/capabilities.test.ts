@@ -31,7 +31,7 @@ async function app() {
         return a.handler;
       },
       'plugin:event|unlisten': () => null,
-      file_info: (a) => ({ path: String(a.path), name: String(a.path).split('/').pop(), size: 10, mime: 'text/plain' }),
+      file_info: (a) => ({ path: String(a.token), name: String(a.token).split('/').pop(), size: 10, mime: 'text/plain' }),
       pick_files: () => ['/home/u/a.txt'],
       voice_start: () => 'Built-in Microphone',
     },
@@ -41,7 +41,7 @@ async function app() {
       .__TAURI_INTERNALS__;
     for (const id of listeners.get(event) ?? []) internals.runCallback(id, { event, id, payload });
   };
-  await waitFor(() => expect(listeners.has('tauri://drag-enter')).toBe(true));
+  await waitFor(() => expect(listeners.has('tauri://drag-enter') && listeners.has('files-dropped')).toBe(true));
   return { ...r, fire };
 }
 
@@ -88,6 +88,7 @@ describe('what the agent accepts (A-3): said before the user tries', () => {
     expect(document.querySelector('.drop')?.textContent).toContain(NO_FILES);
     expect(document.querySelector('.drop')?.textContent).not.toContain('Drop files to send');
     r.fire('tauri://drag-drop', { paths: ['/home/u/a.txt'], position: { x: 10, y: 10 } });
+    r.fire('files-dropped', { files: ['/home/u/a.txt'] });
     await waitFor(() => expect(document.querySelector('.drop')).toBeNull());
     await waitFor(() => expect(document.querySelector('.composer .add-error')?.textContent?.trim()).toBe(NO_FILES));
     expect(called(r, 'file_info')).toBe(0);

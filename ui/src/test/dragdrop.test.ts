@@ -6,9 +6,11 @@ import { baseName, stagePaths } from '../lib/state/attach';
 import { setLocale } from '../lib/i18n/index.svelte';
 import { composer, ready, renderApp } from './helpers';
 
-// Files dropped on the window come from the shell as Tauri's webview drag events (`tauri://drag-enter|over|drop|
-// leave`, paths only); the page asks `file_info` about each path. These tests fire those events through Tauri's own
-// event-listener path (the page's real `onDragDropEvent` subscription), with a fake shell answering `file_info`.
+// A drag over the window comes from the shell as Tauri's webview drag events (`tauri://drag-enter|over|drop|leave`:
+// the overlay), the dropped files as the shell's own `files-dropped` event with a token for each (grants.rs); the
+// page asks `file_info` about each token. These tests fire those events through Tauri's own event-listener path (the
+// page's real subscriptions), with a fake shell answering `file_info` (its tokens here look like paths: the page
+// never looks inside one but for the name after the last `/`).
 
 type Payload = Record<string, unknown>;
 
@@ -42,7 +44,7 @@ async function renderWithDrops(
       },
       'plugin:event|unlisten': () => null,
       file_info: (a) => {
-        const path = String(a.path);
+        const path = String(a.token);
         fileInfoCalls.push(path);
         const hit = disk[path];
         if (!hit) throw { code: 'not_found', message: `No such file or directory (os error 2)` };
@@ -50,7 +52,7 @@ async function renderWithDrops(
         return hit;
       },
       downscale_image: (a) => {
-        const path = String(a.path);
+        const path = String(a.token);
         downscaled.push({ path, maxBytes: Number(a.maxBytes) });
         const small = path.replace(/(\.\w+)$/, '-small$1');
         disk[small] = file(small, Math.floor(Number(a.maxBytes) / 2), 'image/jpeg');
@@ -72,7 +74,7 @@ async function renderWithDrops(
     },
   });
   ready(r, capabilities);
-  await waitFor(() => expect(listeners.has('tauri://drag-drop')).toBe(true));
+  await waitFor(() => expect(listeners.has('tauri://drag-drop') && listeners.has('files-dropped')).toBe(true));
 
   function fire(event: string, payload: Payload) {
     const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void } })
@@ -84,7 +86,10 @@ async function renderWithDrops(
     enter: (paths: string[]) => fire('tauri://drag-enter', { paths, position: at }),
     over: () => fire('tauri://drag-over', { position: at }),
     leave: () => fire('tauri://drag-leave', {}),
-    drop: (paths: string[]) => fire('tauri://drag-drop', { paths, position: at }),
+    drop: (paths: string[]) => {
+      fire('tauri://drag-drop', { paths, position: at });
+      fire('files-dropped', { files: paths });
+    },
   };
   /** A whole drag as the shell reports it: enter with the paths, a few moves, the drop. */
   const dropFiles = (paths: string[]) => {

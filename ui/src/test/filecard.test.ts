@@ -21,7 +21,7 @@ describe('a received file never runs with one click (A-20)', () => {
     expect(cmds).toContain('save_file_as');
     expect(cmds).toContain('reveal_file');
     expect(cmds).not.toContain('open_file');
-    expect(ipc.calls.find((c) => c.cmd === 'file_type')?.args).toEqual({ path: '/dl/Q3-report-final-for-review.pdf.exe' });
+    expect(ipc.calls.find((c) => c.cmd === 'file_type')?.args).toEqual({ token: '/dl/Q3-report-final-for-review.pdf.exe' });
   });
 
   it('Open is offered only after the shell says the file is viewable, whatever the agent labelled it', async () => {
@@ -35,7 +35,7 @@ describe('a received file never runs with one click (A-20)', () => {
     expect(within(card).queryByRole('button', { name: 'Open' })).toBeNull();
     answer({ viewable: true, realMime: 'application/pdf', realExt: 'pdf', nameExt: 'pdf' });
     await fireEvent.click(await within(card).findByRole('button', { name: 'Open' }));
-    expect(ipc.calls.map((c) => [c.cmd, c.args.path])).toContainEqual(['open_file', '/dl/report.pdf']);
+    expect(ipc.calls.map((c) => [c.cmd, c.args.token])).toContainEqual(['open_file', '/dl/report.pdf']);
     expect(document.querySelector('[data-message-id="p"] .warn')).toBeNull();
   });
 

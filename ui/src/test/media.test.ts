@@ -12,7 +12,7 @@ describe('media rendering per kind', () => {
     const btn = await screen.findByRole('button', { name: 'Enlarge chart.png' });
     const img = btn.querySelector('img') as HTMLImageElement;
     expect(img.getAttribute('src')).toBe('asset://localhost/%2Fdl%2Fchart.png');
-    expect(ipc.calls.find((c) => c.cmd === 'file_url')?.args).toEqual({ path: '/dl/chart.png' });
+    expect(ipc.calls.find((c) => c.cmd === 'file_url')?.args).toEqual({ token: '/dl/chart.png' });
     expect(chatLog().getByText('Chart')).toBeInTheDocument();
     await fireEvent.click(btn);
     const dialog = await screen.findByRole('dialog', { name: 'Chart' });
@@ -36,13 +36,13 @@ describe('media rendering per kind', () => {
   it('a voice note shows its length from the WAV header when WebKit reports no duration', async () => {
     const ipc = await renderApp({
       handlers: {
-        file_info: (a) => ({ path: a.path, name: 'tone.wav', size: 32044, mime: 'audio/wav', durationMs: 61_500 }),
+        file_info: (a) => ({ path: a.token, name: 'tone.wav', size: 32044, mime: 'audio/wav', durationMs: 61_500 }),
       },
     });
     await ready(ipc);
     ipc.emit({ event: 'media', id: 'v2', kind: 'voice', mime: 'audio/wav', filename: 'tone.wav', path: '/dl/tone.wav', size: 32044 });
     expect(await screen.findByText('1:01')).toBeInTheDocument();
-    expect(ipc.calls.find((c) => c.cmd === 'file_info')?.args).toEqual({ path: '/dl/tone.wav' });
+    expect(ipc.calls.find((c) => c.cmd === 'file_info')?.args).toEqual({ token: '/dl/tone.wav' });
   });
 
   it('videos get a player, documents a file card with Open / Save as / Show in folder', async () => {
@@ -57,7 +57,7 @@ describe('media rendering per kind', () => {
     await fireEvent.click(await within(card).findByRole('button', { name: 'Open' }));
     await fireEvent.click(within(card).getByRole('button', { name: 'Save as…' }));
     await fireEvent.click(within(card).getByRole('button', { name: 'Show in folder' }));
-    const cmds = ipc.calls.map((c) => [c.cmd, c.args.path]);
+    const cmds = ipc.calls.map((c) => [c.cmd, c.args.token]);
     expect(cmds).toContainEqual(['open_file', '/dl/report.pdf']);
     expect(cmds).toContainEqual(['save_file_as', '/dl/report.pdf']);
     expect(cmds).toContainEqual(['reveal_file', '/dl/report.pdf']);
@@ -90,7 +90,7 @@ describe('sending files', () => {
   };
   const handlers = {
     pick_files: () => ['/p/big.jpg'],
-    file_info: (a: Record<string, unknown>) => files[a.path as string],
+    file_info: (a: Record<string, unknown>) => files[a.token as string],
     downscale_image: () => '/p/big-small.jpg',
   };
 
@@ -102,7 +102,7 @@ describe('sending files', () => {
     expect(screen.getByRole('button', { name: 'Send' })).toBeDisabled();
     await fireEvent.click(screen.getByRole('button', { name: 'Downscale image' }));
     expect(await screen.findByText('big-small.jpg')).toBeInTheDocument();
-    expect(ipc.calls.find((c) => c.cmd === 'downscale_image')?.args).toEqual({ path: '/p/big.jpg', maxBytes: 8 * MiB });
+    expect(ipc.calls.find((c) => c.cmd === 'downscale_image')?.args).toEqual({ token: '/p/big.jpg', maxBytes: 8 * MiB });
     expect(screen.queryByText(/the agent accepts files up to/)).toBeNull();
     await fireEvent.input(composer(), { target: { value: 'holiday' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Send' }));

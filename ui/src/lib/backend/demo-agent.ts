@@ -371,8 +371,9 @@ class DemoAgent implements FakeAgent {
   }
 }
 
-/** A browser hands the page the dropped files themselves, the shell only their paths: the demo keeps each dropped
- *  file under a made-up path and tells the page as the shell would (`tauri://drag-*` events). */
+/** A browser hands the page the dropped files themselves, the shell only tokens for them: the demo keeps each dropped
+ *  file under a made-up token and tells the page as the shell would (`tauri://drag-*` events for the overlay, then
+ *  `files-dropped`). */
 export function bridgeDomDrops(shell: FakeShell): void {
   let depth = 0;
   const at = (e: DragEvent) => ({ x: e.clientX, y: e.clientY });
@@ -397,5 +398,6 @@ export function bridgeDomDrops(shell: FakeShell): void {
       return path;
     });
     shell.fire('tauri://drag-drop', { paths, position: at(e) });
+    shell.fire('files-dropped', { files: paths });
   });
 }

@@ -258,18 +258,18 @@ export class FakeShell {
       case 'search':
         return this.search(String(a.query));
       case 'file_url': {
-        const path = String(a.path);
+        const path = String(a.token);
         return this.files.get(path)?.url ?? `asset://localhost/${encodeURIComponent(path)}`;
       }
       case 'file_type':
-        return fakeFileType(String(a.path));
+        return fakeFileType(String(a.token));
       case 'file_info': {
-        const f = this.files.get(String(a.path));
-        if (!f) throw appError('not_found', `File not found: ${String(a.path)}`);
+        const f = this.files.get(String(a.token));
+        if (!f) throw appError('not_found', `File not found: ${String(a.token)}`);
         return { ...f.info };
       }
       case 'downscale_image': {
-        const path = String(a.path);
+        const path = String(a.token);
         const f = this.files.get(path);
         const small = path.replace(/(\.\w+)$/, '-small$1');
         const name = (f?.info.name ?? 'image.jpg').replace(/(\.\w+)$/, '-small$1');

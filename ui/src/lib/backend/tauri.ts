@@ -60,18 +60,23 @@ export function tauriBackend(): Backend {
     onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {
       return subscribe(() => events.deepLinkConnect.listen((e) => handler(e.payload)));
     },
+    // The webview's own drag events only move the overlay: the dropped files arrive from the shell's drop handler
+    // as tokens (`files-dropped`, src-tauri/src/grants.rs), the only names of them the shell's commands take.
     onFileDrop(handler: (ev: FileDropEvent) => void): () => void {
-      return subscribe(() =>
+      const stopOverlay = subscribe(() =>
         import('@tauri-apps/api/webview').then(({ getCurrentWebview }) =>
           getCurrentWebview().onDragDropEvent((e) => {
             const p = e.payload;
-            if (p.type === 'enter') handler({ type: 'enter', paths: p.paths });
-            else if (p.type === 'over') handler({ type: 'over' });
-            else if (p.type === 'drop') handler({ type: 'drop', paths: p.paths });
+            if (p.type === 'enter' || p.type === 'over') handler({ type: p.type });
             else handler({ type: 'leave' });
           }),
         ),
       );
+      const stopFiles = subscribe(() => events.filesDropped.listen((e) => handler({ type: 'drop', files: e.payload.files })));
+      return () => {
+        stopOverlay();
+        stopFiles();
+      };
     },
   };
   return { ...gen, ...extras };

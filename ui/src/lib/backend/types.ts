@@ -39,9 +39,10 @@ export type { EngineCommand as Command } from '../../bindings';
 
 export type EventOf<K extends EngineEvent['event']> = Extract<EngineEvent, { event: K }>;
 
-/** Native file drag & drop (Tauri delivers paths, not DOM File objects); not an IPC type. */
+/** Native file drag & drop; not an IPC type. A drop carries the files as the tokens the shell handed out for them
+ *  (never paths: src-tauri/src/grants.rs), each ending in `/` and the file's name. */
 export type FileDropEvent =
-  | { type: 'enter'; paths: string[] }
+  | { type: 'enter' }
   | { type: 'over' }
-  | { type: 'drop'; paths: string[] }
+  | { type: 'drop'; files: string[] }
   | { type: 'leave' };

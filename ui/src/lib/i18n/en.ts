@@ -132,6 +132,7 @@ const en = {
   'error.app.no_token': 'No token is saved for this agent: add it in Settings.',
   'error.app.open_failed': 'The system could not open it.',
   'error.app.blocked_url': 'This link cannot be opened from the app.',
+  'error.app.file_not_granted': 'The app did not hand out this file, so it is not read, sent or opened. Attach, drop or paste it again.',
   'error.app.forbidden_path': 'This file is outside the app’s folder and cannot be opened from here.',
   'error.app.not_viewable': 'This file is not a picture, sound, video, PDF or text, so it is not opened from the app. Save it or show it in its folder.',
   'error.app.is_folder': 'This is a folder; only files can be sent.',

@@ -133,6 +133,7 @@ const zh: Catalog = {
   'error.app.no_token': '此智能体没有保存令牌：请在设置中添加。',
   'error.app.open_failed': '系统无法打开它。',
   'error.app.blocked_url': '无法从应用中打开此链接。',
+  'error.app.file_not_granted': '此文件不是由应用提供的，因此不会被读取、发送或打开。请重新附加、拖放或粘贴它。',
   'error.app.forbidden_path': '此文件不在应用的文件夹内，无法从这里打开。',
   'error.app.not_viewable': '此文件不是图片、音频、视频、PDF 或文本，因此不会从应用中打开。请保存它或在文件夹中显示。',
   'error.app.is_folder': '这是一个文件夹；只能发送文件。',

@@ -61,7 +61,7 @@ export class AppState {
   jumpTo = $state<{ conversationId: string; messageId: string; nonce: number } | null>(null);
   startupError = $state<string | null>(null);
   focused = $state(true);
-  /** Paths dropped on the window, consumed by the composer. */
+  /** Files dropped on the window (the shell's tokens for them), consumed by the composer. */
   pendingDrop = $state<string[]>([]);
   focusComposerNonce = $state(0);
   focusSearchNonce = $state(0);

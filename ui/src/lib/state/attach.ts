@@ -2,15 +2,16 @@ import { errorMessage, toBackendError } from '../backend';
 import type { FileInfo } from '../backend/types';
 import { t } from '../i18n/index.svelte';
 
-/** What became of paths offered to the composer (dropped, picked or pasted). */
+/** What became of files offered to the composer (dropped, picked or pasted). The page knows each by the token the
+ *  shell handed out for it (src-tauri/src/grants.rs), which ends in `/` and the file's name. */
 export interface Staged {
   /** The files that can be attached, in the order they were offered. */
   files: FileInfo[];
-  /** One sentence for each path that cannot be, naming it and saying why (a folder, a missing or unreadable file). */
+  /** One sentence for each file that cannot be, naming it and saying why (a folder, a missing or unreadable file). */
   refused: string[];
 }
 
-/** The last part of a path (a dropped folder's name), whatever the platform's separator. */
+/** The last part of a token or a path (a dropped folder's name), whatever the platform's separator. */
 export function baseName(path: string): string {
   const parts = path.split(/[\\/]+/).filter(Boolean);
   return parts[parts.length - 1] ?? path;
@@ -32,9 +33,9 @@ export function refusal(name: string, e: unknown): string {
 }
 
 /**
- * Asks the shell about every path at once (a drop of many files is not a queue of round trips) and sorts them into
- * files to attach and refusals. Paths in `skip` (already attached) are left out, so the same file dropped twice is
- * attached once.
+ * Asks the shell about every file at once (a drop of many files is not a queue of round trips) and sorts them into
+ * files to attach and refusals. Tokens in `skip` (already attached) are left out: the shell hands out one token per
+ * file, so the same file dropped twice is attached once.
  */
 export async function stagePaths(
   paths: string[],
