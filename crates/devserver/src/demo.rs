@@ -34,6 +34,7 @@ pub(crate) const HELP: &str = "Demo commands:
 - /pairing: no reply at all (as an unapproved device sees it)
 - /home: Hermes's reminder that no home channel is set (as a new chat sees it)
 - /sethome: make this chat the home channel, as Hermes answers it
+- /remind [seconds] [text]: a scheduled message to this device later (10 s by default), as a cron job sends it
 - /help: this list
 Send a file or a voice note and the agent says what it got.";
 
@@ -182,6 +183,7 @@ impl AdapterDemo {
             "/help" => self.reply(HELP, Some(id)).await,
             "/home" => self.reply(HOME_REMINDER, Some(id)).await,
             "/sethome" => self.reply(&home_set(&self.device), Some(id)).await,
+            "/remind" => self.reply(&crate::cron::demo_remind(&self.sh, &self.device, cmd), Some(id)).await,
             "/stream" => {
                 self.begin();
                 let rid = new_id();

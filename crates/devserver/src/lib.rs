@@ -20,6 +20,7 @@
 mod adapter;
 pub mod assets;
 mod cards;
+mod cron;
 mod demo;
 pub mod faultproxy;
 mod http;
@@ -41,6 +42,7 @@ use hermes_protocol::v3::Envelope;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
+pub use cron::{CronOutcome, Scheduled};
 pub use jwt::{make_jwt, verify_jwt};
 pub use log::{Dialect, LogEntry, LogItem};
 
@@ -244,6 +246,8 @@ pub(crate) struct Shared {
     /// [`Config::pairing_code_first`]: the devices approved, and those that were sent their pairing code.
     pub pairing: Mutex<demo::Pairing>,
     pub shutdown: watch::Sender<bool>,
+    /// The runtime the server runs on (scheduled messages are timed there, whoever schedules them).
+    pub rt: tokio::runtime::Handle,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -362,6 +366,7 @@ pub async fn start(cfg: Config) -> anyhow::Result<Running> {
         files: Mutex::new(HashMap::new()),
         pairing: Mutex::new(demo::Pairing::default()),
         shutdown: watch::Sender::new(false),
+        rt: tokio::runtime::Handle::current(),
     });
     let app = http::router(shared.clone());
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -479,6 +484,13 @@ impl Running {
     /// Push any text (even a malformed frame) to every live adapter connection of `device`.
     pub fn send_raw_to_device(&self, device: &str, text: &str) -> usize {
         self.shared.send_to(Dialect::Adapter, device, text)
+    }
+
+    /// A scheduled (cron) message for `device`: after `delay`, `text` goes down as an ordinary final `message` frame to
+    /// the device's live adapter connections, or to none (`device_offline`) — see [`CronOutcome`]. Callable from any
+    /// thread.
+    pub fn schedule_to_device(&self, device: &str, delay: Duration, text: &str) -> Scheduled {
+        cron::schedule(&self.shared, device, delay, text)
     }
 
     /// Push a v3 envelope to every live v3 connection of `user`.
