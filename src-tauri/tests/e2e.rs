@@ -600,7 +600,7 @@ fn tray_menu(bus_name: &str) -> String {
 /// daemon (Debian's `notification-daemon`) answers `Notify`, and `dbus-monitor` records every call. While the main
 /// window is unfocused (the detached avatar window is focused with xdotool), a reply and an approval card each raise a
 /// notification with the agent's name and generic text only — never the reply or the command; once the main window
-/// has the focus again, a reply raises none. The tray item is on the bus with its menu: "Hermes — connected",
+/// has the focus again, a reply raises none. The tray item is on the bus with its menu: "Lab agent — connected",
 /// "Show Hermes", "Quit".
 #[test]
 fn e2e_notifications_and_tray() {
@@ -636,11 +636,11 @@ fn e2e_notifications_and_tray() {
     // the tray, as a tray host sees it
     let t = Instant::now();
     let mut menu = String::new();
-    while !menu.contains("Hermes — connected") && t.elapsed() < Duration::from_secs(10) {
+    while !menu.contains("Lab agent — connected") && t.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(200));
         menu = app_bus_names(&driver).iter().map(|b| tray_menu(b)).collect();
     }
-    for label in ["Hermes — connected", "Show Hermes", "Quit"] {
+    for label in ["Lab agent — connected", "Show Hermes", "Quit"] {
         assert!(menu.contains(label), "tray menu has {label:?}: {menu}");
     }
 

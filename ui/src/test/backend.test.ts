@@ -42,7 +42,7 @@ describe('Tauri backend', () => {
     const b = tauriBackend();
     expect(await b.checkForUpdates()).toEqual({ status: 'failed', current: '0.1.0', message: 'offline' });
     expect(await b.fileUrl('/a')).toBe('asset://x');
-    const err = await b.appSaveSettings({ maxDownloadMb: 1, maxMediaMb: 64, mediaQuotaMb: 2048 }).catch((e) => e);
+    const err = await b.appSaveSettings({ maxDownloadMb: 1, maxMediaMb: 64, mediaQuotaMb: 2048 } as never).catch((e) => e);
     expect(err).toBeInstanceOf(BackendError);
     expect(err.code).toBe('io_error');
   });

@@ -84,7 +84,15 @@ export class FakeShell {
   stored = new Map<string, StoredMessage[]>();
   files = new Map<string, FakeFile>();
   drafts = new Map<string, string>();
-  settings: AppSettings = { maxDownloadMb: 2048, maxMediaMb: 64, mediaQuotaMb: 2048 };
+  settings: AppSettings = {
+    maxDownloadMb: 2048,
+    maxMediaMb: 64,
+    mediaQuotaMb: 2048,
+    notifyReply: true,
+    notifyCard: true,
+    muteUntil: 0,
+    locale: 'en',
+  } as AppSettings;
   agent: FakeAgent | null = null;
   /** What the file picker answers. */
   picks: string[] = [];
@@ -292,6 +300,7 @@ export class FakeShell {
         const s = a.settings as AppSettings;
         const clamp = (n: number, max: number) => Math.min(Math.max(Math.round(n), 1), max);
         this.settings = {
+          ...s,
           maxDownloadMb: clamp(s.maxDownloadMb, 1024 * 1024),
           maxMediaMb: clamp(s.maxMediaMb, 16 * 1024),
           mediaQuotaMb: clamp(s.mediaQuotaMb, 1024 * 1024),

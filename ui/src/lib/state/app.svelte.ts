@@ -2,7 +2,7 @@ import { getContext, setContext } from 'svelte';
 import type { Backend } from '../backend/backend';
 import { errorMessage } from '../backend/backend';
 import type { AppInfo, Profile, ProfileInput } from '../backend/types';
-import { setLocale, t, type Locale } from '../i18n/index.svelte';
+import { setLocale, type Locale } from '../i18n/index.svelte';
 import { ProfileSession } from './chat.svelte';
 import { markOnce } from '../util/frame';
 
@@ -80,10 +80,36 @@ export class AppState {
   savePrefs(patch: Partial<Prefs>): void {
     this.prefs = { ...this.prefs, ...patch };
     if (patch.locale) setLocale(patch.locale);
+    if (patch.locale !== undefined || patch.notifyReply !== undefined || patch.notifyCard !== undefined) {
+      void this.saveShellPrefs();
+    }
     try {
       localStorage.setItem(PREFS_KEY, JSON.stringify(this.prefs));
     } catch {
       /* private mode */
+    }
+  }
+
+  /** The shell raises notifications (they must fire with no page): it keeps their switches and the UI's language. */
+  private async saveShellPrefs(): Promise<void> {
+    try {
+      const cur = await this.backend.appSettings();
+      const { notifyReply, notifyCard, locale } = this.prefs;
+      if (cur.notifyReply === notifyReply && cur.notifyCard === notifyCard && cur.locale === locale) return;
+      await this.backend.appSaveSettings({ ...cur, notifyReply, notifyCard, locale });
+    } catch {
+      /* the switches stay as the shell has them */
+    }
+  }
+
+  /** The notification switches as the shell keeps them; the UI's language to the shell. */
+  private async syncShellPrefs(): Promise<void> {
+    try {
+      const cur = await this.backend.appSettings();
+      this.prefs = { ...this.prefs, notifyReply: cur.notifyReply, notifyCard: cur.notifyCard };
+      if (cur.locale !== this.prefs.locale) await this.backend.appSaveSettings({ ...cur, locale: this.prefs.locale });
+    } catch {
+      /* not in the shell (tests) */
     }
   }
 
@@ -101,6 +127,8 @@ export class AppState {
       // The app's info does not hold up the first conversation (launch → interactive): it is applied when it comes.
       const info = this.backend.appInfo().then((i) => (this.info = i));
       info.catch(() => {}); // (awaited below; this only keeps an early failure from counting as unhandled)
+      void this.syncShellPrefs();
+      this.watchVisibility();
       await this.refreshProfiles();
       markOnce('hermes:profiles');
       const first = this.profiles[0];
@@ -111,6 +139,15 @@ export class AppState {
     } catch (e) {
       this.startupError = errorMessage(e);
     }
+  }
+
+  /** Shown again after being hidden: the open conversation has been seen now. */
+  private watchVisibility(): void {
+    if (typeof document === 'undefined') return;
+    document.addEventListener('visibilitychange', () => {
+      const sel = this.selection;
+      if (!pageHidden() && sel) this.sessions[sel.profileId]?.markRead(sel.conversationId);
+    });
   }
 
   async refreshProfiles(): Promise<void> {
@@ -134,16 +171,9 @@ export class AppState {
       onReplyFinal: (text) => this.agentHooks.onReplyFinal?.(p.id, text),
       onVoiceNote: (path) => this.agentHooks.onVoiceNote?.(p.id, path),
       onCard: (text) => this.agentHooks.onCard?.(p.id, text),
-      isOpen: (conversationId) => this.selection?.conversationId === conversationId,
-      onIncoming: (kind, text) => {
-        if (this.focused) return;
-        if (kind === 'reply' && !this.prefs.notifyReply) return;
-        if (kind === 'card' && !this.prefs.notifyCard) return;
-        const title = this.profiles.find((x) => x.id === p.id)?.name ?? 'Hermes';
-        // Generic text only: a notification never shows what the agent wrote or asks to run.
-        void text;
-        this.backend.notify(title, t(kind === 'card' ? 'notify.card' : 'notify.reply')).catch(() => {});
-      },
+      // A conversation on screen is read as things come; behind a hidden window it is not (the shell counts it in
+      // the tray and notifies: notify.rs, whether or not this page exists).
+      isOpen: (conversationId) => this.selection?.conversationId === conversationId && !pageHidden(),
     });
   }
 
@@ -242,6 +272,11 @@ export class AppState {
     }
     this.jumpTo = { conversationId, messageId, nonce: Date.now() };
   }
+}
+
+/** The page is behind a hidden (or minimized) window. */
+function pageHidden(): boolean {
+  return typeof document !== 'undefined' && document.visibilityState === 'hidden';
 }
 
 const KEY = Symbol('app');

@@ -95,6 +95,9 @@ export class LiveSession extends ConversationsSession {
 
   /* ---------- connection ---------- */
 
+  /** Subscribes to the profile's connection, which the shell owns (it connects every profile with a token at start
+   *  and keeps it whether or not a page exists): the shell replays the connection's state first (its last `ready`,
+   *  then any `connecting` / `disconnected` / `access_denied` after it), so a rebuilt page shows the truth at once. */
   async connect(): Promise<void> {
     markOnce('hermes:connect-start');
     this.status = { kind: 'connecting', attempt: 1 };
@@ -106,6 +109,7 @@ export class LiveSession extends ConversationsSession {
     }
   }
 
+  /** Stops the profile's connection in the shell (a deleted profile, a changed token or URL). */
   async disconnect(): Promise<void> {
     this.pairing.clearTimer();
     try {
