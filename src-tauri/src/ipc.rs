@@ -39,6 +39,10 @@ pub struct AppInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub pending_link: Option<DeepLinkConnect>,
+    /// The conversation a page built to show it opens first (handed over once).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub open_conversation: Option<OpenConversation>,
 }
 
 /// What a received file really is, read from its bytes and extension (`hermes_client::filetype`), never from the
@@ -87,4 +91,13 @@ pub struct DeepLinkConnect {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub name: Option<String>,
+}
+
+/// Sent to the page to open a conversation (a notification or the tray's recent list was clicked); a page built for
+/// it finds it in `AppInfo::open_conversation` instead.
+#[derive(Debug, Clone, PartialEq, Serialize, Type, tauri_specta::Event)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenConversation {
+    pub profile_id: String,
+    pub conversation_id: String,
 }

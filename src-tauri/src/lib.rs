@@ -24,10 +24,12 @@ pub mod state;
 pub mod tray;
 pub mod updater;
 pub mod voice;
+pub mod window;
 
 use std::path::PathBuf;
 
 use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
+use tauri_plugin_autostart::MacosLauncher;
 use tauri_plugin_deep_link::DeepLinkExt;
 use tauri_specta::Event as _;
 
@@ -91,13 +93,15 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             avatar::avatar_call,
             updater::check_for_updates,
             updater::install_update,
+            window::quit_app,
         ])
         .events(tauri_specta::collect_events![
             ipc::DeepLinkConnect,
             voice::PushToTalk,
             grants::FilesDropped,
             voice::TtsEvent,
-            avatar::AvatarWindowClosed
+            avatar::AvatarWindowClosed,
+            ipc::OpenConversation
         ])
 }
 
@@ -126,12 +130,9 @@ fn tempfile_dir() -> Result<PathBuf, String> {
     Ok(d)
 }
 
+/// Shows the main window, building it again when it is gone (window.rs).
 pub fn show_main(app: &AppHandle) {
-    if let Some(w) = app.get_webview_window("main") {
-        let _ = w.unminimize();
-        let _ = w.show();
-        let _ = w.set_focus();
-    }
+    window::show_main(app);
 }
 
 /// Options from the command line.
@@ -139,6 +140,8 @@ pub fn show_main(app: &AppHandle) {
 pub struct Options {
     pub data_dir: Option<PathBuf>,
     pub empty: bool,
+    /// Begin hidden in the tray, with no window (a start at login: [`window::HIDDEN_FLAG`]).
+    pub hidden: bool,
 }
 
 impl Options {
@@ -149,6 +152,7 @@ impl Options {
             match a.as_str() {
                 "--data-dir" => o.data_dir = it.next().map(PathBuf::from),
                 "--empty" => o.empty = true,
+                window::HIDDEN_FLAG => o.hidden = true,
                 _ => {}
             }
         }
@@ -238,6 +242,8 @@ pub fn run(opts: Options) {
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
         .plugin(tauri_plugin_updater::Builder::new().build())
+        // a start at login begins hidden in the tray
+        .plugin(tauri_plugin_autostart::init(MacosLauncher::LaunchAgent, Some(vec![window::HIDDEN_FLAG])))
         .on_window_event(grants::on_window_event)
         .invoke_handler(invoke)
         .setup(move |app| {
@@ -281,34 +287,18 @@ pub fn run(opts: Options) {
             state::reconnect_on_wake(app.handle());
             hub::start(app.handle());
 
-            let cfg = app
-                .config()
-                .app
-                .windows
-                .iter()
-                .find(|w| w.label == "main")
-                .cloned()
-                .ok_or("no main window in tauri.conf.json")?;
-            // What the page asks for first, handed over with the window (boot.rs): main frame only.
-            let boot = boot::snapshot(&app.state::<AppState>()).and_then(|b| boot::script(&b));
-            let mut main = WebviewWindowBuilder::from_config(app.handle(), &cfg)?;
-            if let Some(script) = boot {
-                main = main.initialization_script(script);
-            }
             fonts::remember(font_probe.join().unwrap_or(false));
-            if let Some(script) = boot::host_script(&boot::Host::current()) {
-                main = main.initialization_script(script);
+            let main_window = window::MainWindow::default();
+            if opts.hidden {
+                // a start at login: the tray and the connections, no window until the user asks for it
+                main_window.set_resident(true);
+                app.manage(main_window);
+                tracing::info!(since_start_ms = since_start_ms(), "started hidden in the tray");
+            } else {
+                app.manage(main_window);
+                window::build(app.handle())?;
+                tracing::info!(since_start_ms = since_start_ms(), "main window created");
             }
-            main.on_navigation(|u| {
-                let ok = security::navigation_allowed(u);
-                if !ok {
-                    tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the app");
-                }
-                ok
-            })
-            .on_new_window(security::deny_new_window)
-            .build()?;
-            tracing::info!(since_start_ms = since_start_ms(), "main window created");
 
             // The tray icon (~10 ms of the main thread) comes once the window has started, not while WebKit's
             // processes start and the page loads.
@@ -344,6 +334,17 @@ pub fn run(opts: Options) {
             std::process::exit(1)
         })
         .run(|app, ev| {
+            // The last window closed or destroyed while the app lives in the tray: keep running. An explicit exit
+            // (Quit) carries a code and goes through.
+            if let tauri::RunEvent::ExitRequested { code: None, api, .. } = &ev
+                && app.try_state::<window::MainWindow>().is_some_and(|w| w.is_resident() && !w.quitting())
+            {
+                api.prevent_exit();
+            }
+            #[cfg(target_os = "macos")]
+            if let tauri::RunEvent::Reopen { .. } = ev {
+                show_main(app);
+            }
             if let tauri::RunEvent::Exit = ev
                 && let Some(st) = app.try_state::<AppState>()
             {

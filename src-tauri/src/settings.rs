@@ -37,6 +37,14 @@ pub struct AppSettings {
     pub max_media_mb: u32,
     /// The most the media folder may hold, in MiB (1 … 1 048 576); a file that would go over it is refused.
     pub media_quota_mb: u32,
+    /// Closing the main window keeps the app running in the tray (Windows, Linux; macOS apps always stay).
+    pub close_to_tray: bool,
+    /// Start at login, hidden in the tray (the OS's autostart entry is written and removed with it).
+    pub launch_at_login: bool,
+    /// The start-at-login offer was made (once, after the first real agent was added).
+    pub autostart_offered: bool,
+    /// The "still running in the tray" notification was shown (once).
+    pub tray_hint_shown: bool,
     /// A notification for an agent's reply or file while the window is not focused (notify.rs).
     pub notify_reply: bool,
     /// A notification for an agent's approval or question card while the window is not focused.
@@ -53,6 +61,10 @@ impl Default for AppSettings {
             max_download_mb: DEFAULT_DOWNLOAD_MB,
             max_media_mb: DEFAULT_MEDIA_MB,
             media_quota_mb: DEFAULT_QUOTA_MB,
+            close_to_tray: true,
+            launch_at_login: false,
+            autostart_offered: false,
+            tray_hint_shown: false,
             notify_reply: true,
             notify_card: true,
             mute_until: 0,
@@ -142,10 +154,22 @@ pub fn app_settings(state: State<'_, SettingsState>) -> AppSettings {
     state.get()
 }
 
-/// Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection.
+/// Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection;
+/// start at login writes or removes the OS's autostart entry first (a failure there saves nothing).
 #[tauri::command]
 #[specta::specta]
-pub fn app_save_settings(state: State<'_, SettingsState>, settings: AppSettings) -> AppResult<AppSettings> {
+pub fn app_save_settings(
+    app: tauri::AppHandle,
+    state: State<'_, SettingsState>,
+    mut settings: AppSettings,
+) -> AppResult<AppSettings> {
+    let old = state.get();
+    // one-time flags the shell sets are not taken back by a page that read the settings before
+    settings.tray_hint_shown |= old.tray_hint_shown;
+    settings.autostart_offered |= old.autostart_offered;
+    if settings.launch_at_login != old.launch_at_login {
+        crate::window::set_launch_at_login(&app, settings.launch_at_login)?;
+    }
     state.set(settings)
 }
 
@@ -165,6 +189,10 @@ mod tests {
             max_download_mb: 500,
             max_media_mb: 32,
             media_quota_mb: 4096,
+            close_to_tray: false,
+            launch_at_login: true,
+            autostart_offered: true,
+            tray_hint_shown: true,
             notify_reply: false,
             notify_card: false,
             mute_until: 1_700_000_000_000,

@@ -1,6 +1,6 @@
 //! The app itself: its facts, its log folder, links opened in the browser, notifications.
 
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State};
 use tauri_plugin_notification::NotificationExt;
 use tauri_plugin_opener::OpenerExt;
 
@@ -23,6 +23,7 @@ pub fn app_info(app: AppHandle, state: State<'_, AppState>) -> AppInfo {
         #[cfg(not(feature = "demo"))]
         demo: false,
         pending_link: state.pending_link.lock().ok().and_then(|mut l| l.take()),
+        open_conversation: app.try_state::<crate::window::MainWindow>().and_then(|w| w.take_pending_open()),
     }
 }
 

@@ -181,6 +181,19 @@ impl Session {
             .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
+    /// The session's window handles (each page it can drive).
+    pub fn handles(&self) -> Vec<String> {
+        call(&self.base, "GET", &self.p("/window/handles"), None)
+            .ok()
+            .and_then(|v| v.as_array().map(|a| a.iter().filter_map(|h| h.as_str().map(String::from)).collect()))
+            .unwrap_or_default()
+    }
+
+    /// Drives the page `handle` from now on; false when it is gone.
+    pub fn switch_to(&self, handle: &str) -> bool {
+        call(&self.base, "POST", &self.p("/window"), Some(json!({"handle": handle}))).is_ok()
+    }
+
     pub fn try_exec(&self, script: &str) -> Result<Value, Value> {
         call(&self.base, "POST", &self.p("/execute/sync"), Some(json!({"script": script, "args": []})))
     }

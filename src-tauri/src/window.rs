@@ -1,0 +1,266 @@
+//! The main window: built from tauri.conf.json's `main` entry with the start-up snapshot, the host facts and the
+//! navigation guards (and built again, the same way, whenever it is gone), shown, hidden to the tray when the user
+//! closes it, and destroyed once it has stayed hidden for [`HIDDEN_DESTROY`] so that its WebKit processes end while
+//! the app waits in the tray. The engines live in the shell, not in the page: nothing is lost with the page.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tauri::{AppHandle, Manager, WebviewWindow, WebviewWindowBuilder, WindowEvent};
+use tauri_specta::Event as _;
+
+use crate::ipc::OpenConversation;
+use crate::state::AppState;
+use crate::{boot, security};
+
+pub const MAIN: &str = "main";
+
+/// How long the main window stays hidden before its webview is destroyed.
+pub const HIDDEN_DESTROY: Duration = Duration::from_secs(60);
+
+/// The command-line flag of a start at login: the app begins in the tray, with no window.
+pub const HIDDEN_FLAG: &str = "--hidden";
+
+/// [`HIDDEN_DESTROY`], or — in debug builds only, for the end-to-end tests — `HERMES_HIDE_DESTROY_SECS`.
+pub fn hidden_destroy_after() -> Duration {
+    #[cfg(debug_assertions)]
+    if let Some(s) = std::env::var("HERMES_HIDE_DESTROY_SECS").ok().and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Duration::from_secs(s);
+    }
+    HIDDEN_DESTROY
+}
+
+/// Managed state of the main window's life.
+#[derive(Default)]
+pub struct MainWindow {
+    /// Bumped at every show and hide: a destroy timer started for an older hide does nothing.
+    generation: AtomicU64,
+    /// The page of the current window has asked for `app_info` (it listens for events from then on).
+    page_ready: AtomicBool,
+    /// The conversation a rebuilt page opens first (handed over once through `app_info`).
+    pending_open: Mutex<Option<OpenConversation>>,
+    /// The window was closed by the user or destroyed while hidden: the app keeps running in the tray.
+    resident: AtomicBool,
+    /// Quit was asked for (tray, menu, Ctrl+Q): a close request then really closes.
+    quitting: AtomicBool,
+}
+
+impl MainWindow {
+    /// The conversation the page should open, once (read by `app_info`); also marks the page as listening.
+    pub fn take_pending_open(&self) -> Option<OpenConversation> {
+        self.page_ready.store(true, Ordering::SeqCst);
+        self.pending_open.lock().ok().and_then(|mut p| p.take())
+    }
+
+    /// The app keeps running with no window (closed to the tray, destroyed while hidden, or started hidden).
+    pub fn is_resident(&self) -> bool {
+        self.resident.load(Ordering::SeqCst)
+    }
+
+    pub fn set_resident(&self, on: bool) {
+        self.resident.store(on, Ordering::SeqCst);
+    }
+
+    pub fn quitting(&self) -> bool {
+        self.quitting.load(Ordering::SeqCst)
+    }
+}
+
+fn state(app: &AppHandle) -> Option<tauri::State<'_, MainWindow>> {
+    app.try_state::<MainWindow>()
+}
+
+/// Builds the main window from the config: the start-up snapshot read now (so a rebuilt page shows what the store
+/// holds now), the host facts, the navigation and new-window guards, close-to-tray. Must run on the main thread.
+pub fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+    let cfg = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == MAIN)
+        .cloned()
+        .ok_or_else(|| tauri::Error::WindowNotFound)?;
+    if let Some(st) = state(app) {
+        st.page_ready.store(false, Ordering::SeqCst);
+    }
+    // What the page asks for first, handed over with the window (boot.rs): main frame only.
+    let boot = app.try_state::<AppState>().and_then(|s| boot::snapshot(&s)).and_then(|b| boot::script(&b));
+    let mut main = WebviewWindowBuilder::from_config(app, &cfg)?;
+    if let Some(script) = boot {
+        main = main.initialization_script(script);
+    }
+    if let Some(script) = boot::host_script(&boot::Host::current()) {
+        main = main.initialization_script(script);
+    }
+    let w = main
+        .on_navigation(|u| {
+            let ok = security::navigation_allowed(u);
+            if !ok {
+                tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the app");
+            }
+            ok
+        })
+        .on_new_window(security::deny_new_window)
+        .build()?;
+    let handle = app.clone();
+    w.on_window_event(move |ev| on_event(&handle, ev));
+    Ok(w)
+}
+
+fn on_event(app: &AppHandle, ev: &WindowEvent) {
+    if let WindowEvent::CloseRequested { api, .. } = ev {
+        let quitting = state(app).is_some_and(|s| s.quitting());
+        if !quitting && close_to_tray(app) {
+            api.prevent_close();
+            hide(app);
+        }
+    }
+}
+
+/// Does closing the window keep the app in the tray? macOS: always (the app stays in the menu bar and dock);
+/// elsewhere: the setting (on by default).
+fn close_to_tray(app: &AppHandle) -> bool {
+    if cfg!(target_os = "macos") {
+        return true;
+    }
+    app.try_state::<crate::settings::SettingsState>().is_none_or(|s| s.get().close_to_tray)
+}
+
+/// Hides the main window to the tray (the first time, a notification says so and how to quit), and destroys its
+/// webview once it has stayed hidden for [`hidden_destroy_after`].
+pub fn hide(app: &AppHandle) {
+    let Some(w) = app.get_webview_window(MAIN) else { return };
+    let _ = w.hide();
+    let Some(st) = state(app) else { return };
+    st.set_resident(true);
+    let generation = st.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    tracing::info!("main window hidden to the tray");
+    first_hide_hint(app);
+    let app = app.clone();
+    let after = hidden_destroy_after();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(after).await;
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || {
+            let still = state(&handle).is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
+            if !still {
+                return;
+            }
+            if let Some(w) = handle.get_webview_window(MAIN)
+                && !w.is_visible().unwrap_or(true)
+            {
+                tracing::info!("main window hidden for {}s: its webview is destroyed", after.as_secs());
+                if let Err(e) = w.destroy() {
+                    tracing::warn!("cannot destroy the hidden window: {e}");
+                }
+                crate::heap::trim_after_startup();
+            }
+        });
+    });
+}
+
+/// The first time the window goes to the tray (Windows, Linux): one notification saying the app still runs and how
+/// to quit. Remembered in the settings.
+fn first_hide_hint(app: &AppHandle) {
+    if cfg!(target_os = "macos") {
+        return;
+    }
+    let Some(settings) = app.try_state::<crate::settings::SettingsState>() else { return };
+    let mut s = settings.get();
+    if s.tray_hint_shown {
+        return;
+    }
+    s.tray_hint_shown = true;
+    if let Err(e) = settings.set(s) {
+        tracing::warn!("cannot remember the tray hint: {e}");
+    }
+    use tauri_plugin_notification::NotificationExt as _;
+    let quit = if cfg!(target_os = "macos") { "⌘Q" } else { "Ctrl+Q" };
+    let shown = app
+        .notification()
+        .builder()
+        .title("Hermes is still running")
+        .body(format!(
+            "Your agents stay connected in the tray. To quit, choose Quit in the tray menu or press {quit} in the window."
+        ))
+        .show();
+    if let Err(e) = shown {
+        tracing::warn!("cannot show the tray hint: {e}");
+    }
+}
+
+/// Shows the main window, building it again if it is gone (destroyed while hidden, or never built: a start at login).
+/// Returns whether the window was built now.
+pub fn show_main(app: &AppHandle) -> bool {
+    if let Some(st) = state(app) {
+        st.generation.fetch_add(1, Ordering::SeqCst);
+    }
+    let (w, built) = match app.get_webview_window(MAIN) {
+        Some(w) => (w, false),
+        None => match build(app) {
+            Ok(w) => {
+                tracing::info!("main window built again");
+                (w, true)
+            }
+            Err(e) => {
+                tracing::warn!("cannot build the main window: {e}");
+                return false;
+            }
+        },
+    };
+    let _ = w.unminimize();
+    let _ = w.show();
+    let _ = w.set_focus();
+    built
+}
+
+/// Shows the main window (built again if it is gone) on `conversation_id` of `profile_id`: a page that listens gets
+/// [`OpenConversation`]; a page being built finds it in `app_info`.
+pub fn open_conversation(app: &AppHandle, profile_id: &str, conversation_id: &str) {
+    let open = OpenConversation { profile_id: profile_id.to_string(), conversation_id: conversation_id.to_string() };
+    let listening =
+        app.get_webview_window(MAIN).is_some() && state(app).is_some_and(|s| s.page_ready.load(Ordering::SeqCst));
+    if listening {
+        show_main(app);
+        if let Err(e) = open.emit(app) {
+            tracing::warn!("cannot ask the page to open a conversation: {e}");
+        }
+    } else {
+        if let Some(st) = state(app)
+            && let Ok(mut p) = st.pending_open.lock()
+        {
+            *p = Some(open);
+        }
+        show_main(app);
+    }
+}
+
+/// Quits the app: the engines are shut down on the way out (lib.rs `RunEvent::Exit`).
+pub fn quit(app: &AppHandle) {
+    if let Some(st) = state(app) {
+        st.quitting.store(true, Ordering::SeqCst);
+    }
+    app.exit(0);
+}
+
+/// Quit (Ctrl+Q / ⌘Q in the window): the app ends, its connections with it.
+#[tauri::command]
+#[specta::specta]
+pub fn quit_app(app: AppHandle) {
+    quit(&app);
+}
+
+/// Writes (on) or removes (off) the OS's start-at-login entry, which starts the app with [`HIDDEN_FLAG`]. Linux: the
+/// XDG autostart file `~/.config/autostart/Hermes.desktop`.
+pub fn set_launch_at_login(app: &AppHandle, on: bool) -> crate::error::AppResult<()> {
+    use tauri_plugin_autostart::ManagerExt as _;
+    let launcher = app.autolaunch();
+    let done = if on { launcher.enable() } else { launcher.disable() };
+    done.map_err(|e| {
+        crate::error::AppError::new(crate::error::ErrorCode::IoError, format!("cannot change start at login: {e}"))
+    })?;
+    tracing::info!(on, "start at login changed");
+    Ok(())
+}

@@ -1,0 +1,629 @@
+//! The app as a resident Hermes device, through the real app (WebKitWebDriver, Xvfb; see e2e.rs), its shell and the
+//! reference agent on loopback: closing the window keeps the process and its connections; the start-at-login
+//! setting writes and removes the XDG autostart entry; a start with the login flag connects every agent without a
+//! window; a window hidden past its (shortened) timeout loses its WebKit web process, and showing it builds the page
+//! again, interactive. Skipped unless `HERMES_E2E=1` (`cargo xtask e2e e2e_resident`).
+//! Screenshots: `target/e2e-screens/resident-*.png`.
+
+mod wd;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use wd::app::*;
+use wd::{Driver, Session};
+
+const BIN: &str = env!("CARGO_BIN_EXE_hermes-desktop");
+
+/// What every test here starts from: the agent, a data folder with profiles on it (each with its token), and a
+/// home folder of its own under the data folder (the XDG autostart entry lands in `home/.config/autostart`).
+pub struct Setup {
+    pub agent: Agent,
+    pub data: tempfile::TempDir,
+    pub home: PathBuf,
+    /// `(profile id, device id)` of each agent, in the sidebar's order.
+    pub profiles: Vec<(String, String)>,
+}
+
+impl Setup {
+    /// An agent and one profile per name on it.
+    pub fn new(names: &[&str]) -> Setup {
+        let agent = Agent::start(None);
+        let data = tempfile::tempdir().unwrap();
+        let profiles = names
+            .iter()
+            .map(|n| {
+                let p =
+                    wd::profile_with_token(data.path(), n, &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
+                (p.id, p.device_id)
+            })
+            .collect();
+        let home = data.path().join("home");
+        // (the autostart plugin creates `autostart` but not its parent)
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        Setup { agent, data, home, profiles }
+    }
+
+    /// The environment the app gets (besides what [`Driver::start_env`] sets): its home, and `extra`.
+    fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut v = vec![("HOME", self.home.to_str().unwrap())];
+        v.extend_from_slice(extra);
+        v
+    }
+
+    /// The app under WebDriver with `extra` environment variables, once every agent's conversation shows as
+    /// connected (no banner).
+    pub fn launch(&self, extra: &[(&str, &str)]) -> Running {
+        let driver = Driver::start_env(self.data.path(), &self.env(extra));
+        let s = driver.session(BIN, &[]);
+        s.wait(
+            "connected",
+            30,
+            "return !!document.getElementById('composer-input') && !document.querySelector('.banner')",
+        );
+        let pid = app_pid(driver.pid());
+        Running { s, driver, pid }
+    }
+
+    /// The app started directly (no WebDriver: a start at login has no page to drive), with `args`, the data folder,
+    /// the XDG folders [`Driver::start_env`] would give it and its home. Killed by pid when dropped.
+    pub fn spawn(&self, args: &[&str]) -> Spawned {
+        let data = self.data.path();
+        let xdg = |name: &str| {
+            let d = data.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        };
+        wd::wait_gone(BIN);
+        let child = Command::new(BIN)
+            .args(args)
+            .env("HERMES_DATA_DIR", data)
+            .env("XDG_DATA_HOME", xdg("xdg-data"))
+            .env("XDG_CACHE_HOME", xdg("xdg-cache"))
+            .env("XDG_CONFIG_HOME", xdg("xdg-config"))
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("LANGUAGE", "en")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Spawned(child)
+    }
+
+    /// The agent's open connections.
+    pub fn connections(&self) -> usize {
+        self.agent.s().connections()
+    }
+}
+
+/// The app under WebDriver: its session, its driver (ends the app when dropped) and its pid.
+pub struct Running {
+    pub s: Session,
+    pub driver: Driver,
+    pub pid: u32,
+}
+
+impl Running {
+    /// The app's WebKit web processes (the page's renderer).
+    pub fn web_processes(&self) -> Vec<u32> {
+        web_processes(self.pid)
+    }
+
+    /// Is the process still there?
+    pub fn alive(&self) -> bool {
+        alive(self.pid)
+    }
+}
+
+pub struct Spawned(Child);
+
+impl Spawned {
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let below = wd::descendants(self.0.id());
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        for pid in below {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        wd::wait_gone(BIN);
+    }
+}
+
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rfind(')').is_some_and(|i| !s[i + 2..].starts_with('Z')))
+}
+
+/// The app's process below the WebDriver (its child running [`BIN`]).
+pub fn app_pid(driver: u32) -> u32 {
+    let exe = std::fs::canonicalize(BIN).unwrap();
+    wd::descendants(driver)
+        .into_iter()
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe))
+        .expect("the app's process below the WebDriver")
+}
+
+/// The WebKit web processes below `pid`.
+pub fn web_processes(pid: u32) -> Vec<u32> {
+    wd::descendants(pid).into_iter().filter(|p| comm(*p).starts_with("WebKitWebProces") && alive(*p)).collect()
+}
+
+/// Polls `ok` every 100 ms for up to `secs`; fails with `what`.
+pub fn within(secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !ok() {
+        assert!(t.elapsed() < Duration::from_secs(secs), "never ({secs} s): {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The X11 side of the tests: the app's top-level windows (Xvfb has no window manager, so they are the root's
+/// children), and closing one as a window manager does.
+pub mod x {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{
+        AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window as XWindow,
+    };
+
+    fn atom(c: &impl Connection, name: &str) -> u32 {
+        c.intern_atom(false, name.as_bytes()).unwrap().reply().unwrap().atom
+    }
+
+    /// The app's (`pid`'s) windows that are on screen and titled `title`.
+    pub fn shown(pid: u32, title: &str) -> Vec<XWindow> {
+        let (c, screen) = x11rb::connect(None).expect("an X display (run under cargo xtask e2e)");
+        let root = c.setup().roots[screen].root;
+        let net_pid = atom(&c, "_NET_WM_PID");
+        let utf8 = atom(&c, "UTF8_STRING");
+        let net_name = atom(&c, "_NET_WM_NAME");
+        let mut out = Vec::new();
+        for w in c.query_tree(root).unwrap().reply().unwrap().children {
+            let Ok(attr) = c.get_window_attributes(w).unwrap().reply() else { continue };
+            if attr.map_state != MapState::VIEWABLE {
+                continue;
+            }
+            let owner = c.get_property(false, w, net_pid, AtomEnum::CARDINAL, 0, 1).unwrap().reply().ok();
+            if owner.and_then(|r| r.value32().and_then(|mut v| v.next())) != Some(pid) {
+                continue;
+            }
+            let name = c.get_property(false, w, net_name, utf8, 0, 256).unwrap().reply().ok();
+            if name.is_some_and(|n| n.value == title.as_bytes()) {
+                out.push(w);
+            }
+        }
+        out
+    }
+
+    /// Asks `w` to close, as a window manager's close button does (`WM_DELETE_WINDOW`).
+    pub fn close(w: XWindow) {
+        let (c, _) = x11rb::connect(None).unwrap();
+        let protocols = atom(&c, "WM_PROTOCOLS");
+        let delete = atom(&c, "WM_DELETE_WINDOW");
+        let ev = ClientMessageEvent::new(32, w, protocols, [delete, 0, 0, 0, 0]);
+        c.send_event(false, w, EventMask::NO_EVENT, ev).unwrap();
+        c.flush().unwrap();
+    }
+}
+
+/// Closes the app's main window as the user does (the window manager's close), once it is on screen.
+pub fn close_main(pid: u32) {
+    let mut shown = Vec::new();
+    within(10, "the main window on screen", || {
+        shown = x::shown(pid, "Hermes");
+        !shown.is_empty()
+    });
+    for w in shown {
+        x::close(w);
+    }
+}
+
+/// Switches the session to the page of a main window built again (the old one is gone with its webview).
+pub fn attach_rebuilt(s: &Session) {
+    within(20, "a page of the rebuilt window", || {
+        let handles = s.handles();
+        handles.iter().any(|h| {
+            s.switch_to(h)
+                && s.try_exec("return !!document.getElementById('composer-input')").is_ok_and(|v| v == json!(true))
+        })
+    });
+}
+
+#[test]
+fn e2e_resident_close_keeps_the_app_and_its_connections() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent", "Second agent"]);
+    let app = setup.launch(&[]);
+    within(15, "both agents connected", || setup.connections() == 2);
+    let ready = setup.agent.s().ready_count();
+
+    close_main(app.pid);
+    within(10, "the window off screen", || x::shown(app.pid, "Hermes").is_empty());
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(app.alive(), "closing the window does not end the app");
+    assert_eq!(setup.connections(), 2, "the agents still see this device");
+    assert_eq!(setup.agent.s().ready_count(), ready, "and no connection was made again");
+    // what the agent sends now still reaches the device
+    let (_, device) = &setup.profiles[0];
+    assert_eq!(
+        setup
+            .agent
+            .s()
+            .send_raw_to_device(device, r#"{"t":"message","id":"while-hidden","text":"while you were away"}"#),
+        1,
+        "the device is reachable while its window is closed"
+    );
+}
+
+#[test]
+fn e2e_resident_start_at_login_setting_writes_and_removes_the_autostart_entry() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    let app = setup.launch(&[]);
+    let entry = setup.home.join(".config/autostart/Hermes.desktop");
+    assert!(!entry.exists(), "off by default");
+    app.s.exec("document.querySelector('button[aria-label=\"Settings\"]').click()", json!([]));
+    app.s.wait("the General tab", 10, "return !!document.getElementById('tab-general')");
+    app.s.exec("document.getElementById('tab-general').click()", json!([]));
+    app.s.wait("the start-at-login switch", 10, "return !!document.querySelector('[data-testid=launch-at-login]')");
+    app.s.wait(
+        "the agent's line with its state",
+        10,
+        "const r = document.querySelector('[data-testid=agent-residency]'); return !!r && r.innerText.includes('Lab agent') && r.innerText.includes('Connected')",
+    );
+    app.s.exec("document.querySelector('[data-testid=launch-at-login]').click()", json!([]));
+    within(10, "the autostart entry written", || entry.exists());
+    let text = std::fs::read_to_string(&entry).unwrap();
+    let exec = text.lines().find(|l| l.starts_with("Exec=")).unwrap_or_default().to_string();
+    assert!(exec.contains("hermes-desktop") && exec.ends_with(" --hidden"), "starts this app hidden: {exec}");
+    app.s.screenshot(&wd::screens().join("resident-settings-general.png"));
+    app.s.exec("document.querySelector('[data-testid=launch-at-login]').click()", json!([]));
+    within(10, "the autostart entry removed", || !entry.exists());
+    let stored = std::fs::read_to_string(setup.data.path().join("app-settings.json")).unwrap();
+    assert!(stored.contains("\"launchAtLogin\": false"), "remembered off: {stored}");
+}
+
+#[test]
+fn e2e_resident_a_login_start_connects_every_agent_without_a_window() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent", "Second agent"]);
+    let app = setup.spawn(&["--hidden"]);
+    within(20, "both agents connected", || setup.connections() == 2);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(x::shown(app.pid(), "Hermes").is_empty(), "no window on screen");
+    assert!(web_processes(app.pid()).is_empty(), "no webview at all");
+    assert_eq!(setup.connections(), 2);
+}
+
+#[test]
+fn e2e_resident_hidden_past_the_timeout_loses_its_webview_and_show_builds_it_again() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2")]);
+    wd::app::type_and_send(&app.s, "before hiding");
+    body_has(&app.s, "You said: before hiding", 15);
+    assert!(!app.web_processes().is_empty(), "a page has its web process");
+
+    close_main(app.pid);
+    within(20, "the web process gone", || app.web_processes().is_empty());
+    assert!(app.alive(), "the app lives on without its webview");
+    assert_eq!(setup.connections(), 1, "still connected");
+
+    // showing again: a second start hands over to the running app (single instance), which builds the window again
+    let second = Command::new(BIN)
+        .env("HERMES_DATA_DIR", setup.data.path())
+        .env("HOME", &setup.home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(second.success(), "the second start hands over and ends");
+    within(20, "the window on screen again", || !x::shown(app.pid, "Hermes").is_empty());
+    assert!(!app.web_processes().is_empty(), "a new web process");
+    attach_rebuilt(&app.s);
+    body_has(&app.s, "You said: before hiding", 15);
+    wd::app::type_and_send(&app.s, "after showing");
+    body_has(&app.s, "You said: after showing", 15);
+    app.s.screenshot(&wd::screens().join("resident-rebuilt.png"));
+    assert_eq!(setup.connections(), 1, "the same single connection");
+}
+
+/* ---------- scheduled messages, notifications and the tray (the shell owns the connections) ---------- */
+
+/// A child process ended when dropped.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The desktop's notification service on this test's session bus (Debian's `notification-daemon`), and `dbus-monitor`
+/// recording every `Notify` call and every method return (the daemon's answer carries the notification's id).
+struct Notifications {
+    _daemon: Reaped,
+    _monitor: Reaped,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+/// One `Notify` call as the daemon got it.
+#[derive(Debug)]
+struct Shown {
+    id: Option<u32>,
+    strings: Vec<String>,
+}
+
+impl Notifications {
+    fn start() -> Notifications {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("notify.log");
+        let daemon = Command::new("/usr/lib/notification-daemon/notification-daemon")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("notification-daemon (apt install notification-daemon)");
+        let monitor = Command::new("dbus-monitor")
+            .arg("type='method_call',interface='org.freedesktop.Notifications',member='Notify'")
+            .arg("type='method_return'")
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dbus-monitor");
+        within(10, "the notification daemon on the bus", || {
+            Command::new("gdbus")
+                .args(["call", "--session", "--dest", "org.freedesktop.Notifications", "--object-path"])
+                .args([
+                    "/org/freedesktop/Notifications",
+                    "--method",
+                    "org.freedesktop.Notifications.GetServerInformation",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        Notifications { _daemon: Reaped(daemon), _monitor: Reaped(monitor), log, _dir: dir }
+    }
+
+    fn raw(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Every `Notify` so far with its string arguments and the id the daemon answered with.
+    fn shown(&self) -> Vec<Shown> {
+        let raw = self.raw();
+        let mut blocks: Vec<(String, Vec<String>)> = Vec::new();
+        for line in raw.lines() {
+            if line.starts_with(char::is_whitespace) {
+                if let Some(b) = blocks.last_mut() {
+                    b.1.push(line.trim().to_string());
+                }
+            } else {
+                blocks.push((line.to_string(), Vec::new()));
+            }
+        }
+        let field = |head: &str, key: &str| {
+            head.split_whitespace().find_map(|w| w.strip_prefix(key).map(|v| v.trim_end_matches(';').to_string()))
+        };
+        let mut out = Vec::new();
+        for (head, body) in &blocks {
+            if !(head.starts_with("method call") && head.contains("member=Notify")) {
+                continue;
+            }
+            let (sender, serial) = (field(head, "sender="), field(head, "serial="));
+            let id = blocks.iter().find_map(|(h, b)| {
+                let answers = h.starts_with("method return")
+                    && field(h, "reply_serial=") == serial
+                    && field(h, "destination=") == sender;
+                answers.then(|| b.first()?.strip_prefix("uint32 ")?.parse().ok()).flatten()
+            });
+            let strings = body
+                .iter()
+                .filter_map(|l| l.strip_prefix("string \"").map(|s| s.trim_end_matches('"').to_string()))
+                .collect();
+            out.push(Shown { id, strings });
+        }
+        out
+    }
+
+    /// Clicks notification `id` as the daemon reports a click: its `default` action, over D-Bus.
+    fn activate(id: u32) {
+        let ok = Command::new("gdbus")
+            .args(["emit", "--session", "--object-path", "/org/freedesktop/Notifications", "--signal"])
+            .arg("org.freedesktop.Notifications.ActionInvoked")
+            .arg(id.to_string())
+            .arg("default")
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "gdbus emit ActionInvoked");
+    }
+}
+
+/// The app's connections on this test's session bus (the tray item is one of them).
+fn bus_names_of(pid: u32) -> Vec<String> {
+    let mut pids = wd::descendants(pid);
+    pids.push(pid);
+    let gdbus = |args: &[&str]| {
+        let o = Command::new("gdbus").arg("call").arg("--session").args(args).output().ok()?;
+        Some(String::from_utf8_lossy(&o.stdout).to_string())
+    };
+    let dbus = ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method"];
+    let names = gdbus(&[&dbus[..], &["org.freedesktop.DBus.ListNames"]].concat()).unwrap_or_default();
+    names
+        .split('\'')
+        .filter(|n| n.starts_with(":1."))
+        .filter_map(|n| {
+            let out = gdbus(&[&dbus[..], &["org.freedesktop.DBus.GetConnectionUnixProcessID", n]].concat())?;
+            let p: u32 = out.trim().trim_start_matches("(uint32 ").split(',').next()?.parse().ok()?;
+            pids.contains(&p).then(|| n.to_string())
+        })
+        .collect()
+}
+
+const TRAY_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main_tray";
+
+/// The tray as the desktop's tray host reads it: its menu (StatusNotifierItem + com.canonical.dbusmenu) and the
+/// bus name that serves it.
+fn tray(pid: u32) -> Option<(String, String)> {
+    bus_names_of(pid).into_iter().find_map(|bus| {
+        let o = Command::new("gdbus")
+            .args(["call", "--session", "--dest", &bus, "--object-path", &format!("{TRAY_PATH}/Menu")])
+            .args(["--timeout", "2", "--method", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let menu = String::from_utf8_lossy(&o.stdout).to_string();
+        menu.contains("Show Hermes").then_some((bus, menu))
+    })
+}
+
+/// The tray's menu once `pred` holds for it (within `secs`).
+fn tray_menu_when(pid: u32, secs: u64, what: &str, pred: impl Fn(&str) -> bool) -> (String, String) {
+    let mut last = None;
+    within(secs, what, || {
+        last = tray(pid);
+        last.as_ref().is_some_and(|(_, m)| pred(m))
+    });
+    last.unwrap()
+}
+
+/// The label beside the tray icon (the unread total), as the tray host reads it.
+fn tray_label(bus: &str) -> String {
+    let o = Command::new("gdbus")
+        .args(["call", "--session", "--dest", bus, "--object-path", TRAY_PATH])
+        .args(["--method", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", "XAyatanaLabel"])
+        .stderr(Stdio::null())
+        .output()
+        .expect("gdbus");
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// Clicks the tray menu's item labelled `starts` (dbusmenu's `clicked` event, as the tray host sends it).
+fn tray_click(bus: &str, menu: &str, starts: &str) {
+    let at = menu.find(&format!("'label': <'{starts}")).unwrap_or_else(|| panic!("{starts:?} in the tray: {menu}"));
+    let open = menu[..at].rfind('(').expect("the item's opening");
+    let id: i32 = menu[open + 1..at].split(',').next().unwrap().trim().parse().expect("the item's id");
+    let ok = Command::new("gdbus")
+        .args(["call", "--session", "--dest", bus, "--object-path", &format!("{TRAY_PATH}/Menu")])
+        .args(["--method", "com.canonical.dbusmenu.Event", &id.to_string(), "clicked", "<0>", "0"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "the tray item {starts:?} clicked");
+}
+
+/// The window back on screen with a page in it, which shows `text` in the open conversation.
+fn shown_with(app: &Running, text: &str) {
+    within(20, "the main window on screen again", || !x::shown(app.pid, "Hermes").is_empty());
+    attach_rebuilt(&app.s);
+    let script =
+        format!("return !!document.querySelector('.conv.active') && document.body.innerText.includes({})", json!(text));
+    app.s.wait("the conversation with the scheduled message", 20, &script);
+}
+
+/// The window closed, the second agent's cron job sends a message to this device: a notification with the agent's
+/// name and generic text only, the tray counts it (label and menu, with the conversation listed); clicking the
+/// notification (its default action over D-Bus) shows the window on that conversation with the message, and the
+/// count goes back to nothing.
+#[test]
+fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_conversation() {
+    if !enabled() {
+        return;
+    }
+    let notes = Notifications::start();
+    let setup = Setup::new(&["Lab agent", "Second agent"]);
+    let app = setup.launch(&[]);
+    within(15, "both agents connected", || setup.connections() == 2);
+    tray_menu_when(app.pid, 15, "the tray with both agents connected", |m| {
+        m.contains("Lab agent — connected") && m.contains("Second agent — connected") && m.contains("No unread")
+    });
+
+    close_main(app.pid);
+    within(10, "the window off screen", || x::shown(app.pid, "Hermes").is_empty());
+    let before = notes.shown().len();
+    let (_, device) = &setup.profiles[1];
+    let job = setup.agent.s().schedule_to_device(device, Duration::from_secs(1), "Stand-up in 5 minutes (cron 4417)");
+    assert!(
+        matches!(job.wait(Duration::from_secs(10)), Some(hermes_devserver::CronOutcome::Delivered { connections: 1 })),
+        "the device is connected while its window is closed"
+    );
+
+    let mut shown = Vec::new();
+    within(10, "a notification for the scheduled message", || {
+        shown = notes.shown();
+        shown.len() > before && shown[before..].iter().any(|n| n.strings.iter().any(|s| s == "Second agent"))
+    });
+    let note = shown[before..].iter().find(|n| n.strings.iter().any(|s| s == "Second agent")).unwrap();
+    assert!(note.strings.iter().any(|s| s == "New reply"), "generic text: {note:?}");
+    assert!(!notes.raw().contains("4417"), "never the agent's words: {}", notes.raw());
+
+    let (bus, menu) = tray_menu_when(app.pid, 10, "the tray counts the message", |m| m.contains("1 unread"));
+    assert!(menu.contains("Second agent: "), "the conversation is listed: {menu}");
+    assert!(tray_label(&bus).contains("'1'"), "the unread total beside the icon: {}", tray_label(&bus));
+
+    Notifications::activate(note.id.expect("the daemon's id of the notification"));
+    shown_with(&app, "Stand-up in 5 minutes (cron 4417)");
+    app.s.screenshot(&wd::screens().join("resident-notification-opened.png"));
+    tray_menu_when(app.pid, 10, "read once shown", |m| m.contains("No unread"));
+}
+
+/// While the first agent's conversation is open, the second agent's scheduled message arrives: the open conversation
+/// stays, the second agent's is marked unread in the sidebar and counted in the tray; the tray's entry for it opens
+/// it with the message.
+#[test]
+fn e2e_resident_a_second_agents_scheduled_message_while_the_first_is_open_and_the_tray_opens_it() {
+    if !enabled() {
+        return;
+    }
+    let _notes = Notifications::start();
+    let setup = Setup::new(&["Lab agent", "Second agent"]);
+    let app = setup.launch(&[]);
+    within(15, "both agents connected", || setup.connections() == 2);
+    // the agent whose conversation is open: its section of the sidebar
+    let first_open = "return document.querySelector('.conv.active')?.closest('section.profile')?.ariaLabel ?? ''";
+    let open_before = app.s.exec(first_open, json!([]));
+    assert_eq!(open_before, json!("Lab agent"), "the first agent's conversation is open");
+    type_and_send(&app.s, "hello first");
+    body_has(&app.s, "You said: hello first", 15);
+
+    let (_, device) = &setup.profiles[1];
+    let job = setup.agent.s().schedule_to_device(device, Duration::from_millis(500), "Backup finished (cron 5521)");
+    assert!(matches!(job.wait(Duration::from_secs(10)), Some(hermes_devserver::CronOutcome::Delivered { .. })));
+    app.s.wait(
+        "the second agent's conversation marked unread",
+        15,
+        "return !!document.querySelector('.conv-btn.unread .badge')",
+    );
+    assert_eq!(app.s.exec(first_open, json!([])), open_before, "the first agent's conversation stays open");
+    assert!(!app.s.exec("return document.body.innerText", json!([])).to_string().contains("Backup finished"));
+    let (bus, menu) = tray_menu_when(app.pid, 10, "the tray counts it", |m| m.contains("1 unread"));
+    app.s.screenshot(&wd::screens().join("resident-second-agent-unread.png"));
+
+    tray_click(&bus, &menu, "Second agent: ");
+    shown_with(&app, "Backup finished (cron 5521)");
+    assert_eq!(app.s.exec(first_open, json!([])), json!("Second agent"), "the second agent's conversation is open now");
+    tray_menu_when(app.pid, 10, "read once open", |m| m.contains("No unread"));
+}
