@@ -341,7 +341,8 @@ async appSettings() : Promise<AppSettings> {
     return await TAURI_INVOKE("app_settings");
 },
 /**
- * Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection.
+ * Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection;
+ * start at login writes or removes the OS's autostart entry first (a failure there saves nothing).
  */
 async appSaveSettings(settings: AppSettings) : Promise<Result<AppSettings, AppError>> {
     try {
@@ -493,6 +494,12 @@ async checkForUpdates() : Promise<UpdateCheck> {
  */
 async installUpdate() : Promise<UpdateCheck> {
     return await TAURI_INVOKE("install_update");
+},
+/**
+ * Quit (Ctrl+Q / ⌘Q in the window): the app ends, its connections with it.
+ */
+async quitApp() : Promise<void> {
+    await TAURI_INVOKE("quit_app");
 }
 }
 
@@ -502,20 +509,22 @@ async installUpdate() : Promise<UpdateCheck> {
 export const events = __makeEvents__<{
 avatarWindowClosed: AvatarWindowClosed,
 deepLinkConnect: DeepLinkConnect,
+filesDropped: FilesDropped,
+openConversation: OpenConversation,
 pushToTalk: PushToTalk,
 ttsEvent: TtsEvent
 }>({
 avatarWindowClosed: "avatar-window-closed",
 deepLinkConnect: "deep-link-connect",
+filesDropped: "files-dropped",
+openConversation: "open-conversation",
 pushToTalk: "push-to-talk",
 ttsEvent: "tts-event"
-filesDropped: FilesDropped,
 })
 
 /** user-defined constants **/
 
 
-filesDropped: "files-dropped",
 
 /** user-defined types **/
 
@@ -535,14 +544,18 @@ export type AgentStatus = { profileId: string; name: string; state: AgentState;
  * Ms since the epoch; 0 when the agent has not been started in this run.
  */
 sinceMs: number }
+export type AppError = { code: ErrorCode; message: string }
 export type AppInfo = { version: string; dataDir: string; logDir: string; keychain: KeychainInfo; demo: boolean; 
 /**
  * A `hermes://connect` link that arrived before the UI listened (handed over once).
  */
-pendingLink?: DeepLinkConnect | null }
+pendingLink?: DeepLinkConnect | null; 
+/**
+ * The conversation a page built to show it opens first (handed over once).
+ */
+openConversation?: OpenConversation | null }
 /**
  * App settings, remembered per machine.
-export type AppError = { code: ErrorCode; message: string }
  */
 export type AppSettings = { 
 /**
@@ -558,6 +571,22 @@ maxMediaMb: number;
  * The most the media folder may hold, in MiB (1 … 1 048 576); a file that would go over it is refused.
  */
 mediaQuotaMb: number; 
+/**
+ * Closing the main window keeps the app running in the tray (Windows, Linux; macOS apps always stay).
+ */
+closeToTray: boolean; 
+/**
+ * Start at login, hidden in the tray (the OS's autostart entry is written and removed with it).
+ */
+launchAtLogin: boolean; 
+/**
+ * The start-at-login offer was made (once, after the first real agent was added).
+ */
+autostartOffered: boolean; 
+/**
+ * The "still running in the tray" notification was shown (once).
+ */
+trayHintShown: boolean; 
 /**
  * A notification for an agent's reply or file while the window is not focused (notify.rs).
  */
@@ -846,6 +875,11 @@ realMime: string; realExt?: string | null;
  */
 nameExt: string }
 /**
+ * Files dropped on the main window, as tokens, in the order dropped (a folder too: the page says why it is not
+ * sent).
+ */
+export type FilesDropped = { files: string[] }
+/**
  * One page of a conversation's history.
  */
 export type HistoryPage = { 
@@ -872,11 +906,6 @@ export type MessageAppend = { event: MessageAppendTag; id: string; append: strin
  */
 export type MessageAppendTag = "message_append"
 /**
-/**
- * Files dropped on the main window, as tokens, in the order dropped (a folder too: the page says why it is not
- * sent).
- */
-export type FilesDropped = { files: string[] }
  * An error attached to a message (e.g. the agent failed).
  */
 export type MessageError = { code: string; text: string }
@@ -884,6 +913,11 @@ export type MessageError = { code: string; text: string }
  * Where a message stands, as the user sees it.
  */
 export type MessageState = "queued" | "sent" | "delivered" | "failed" | "received"
+/**
+ * Sent to the page to open a conversation (a notification or the tray's recent list was clicked); a page built for
+ * it finds it in `AppInfo::open_conversation` instead.
+ */
+export type OpenConversation = { profileId: string; conversationId: string }
 /**
  * An agent the user talks to, as a front end lists it.
  */
