@@ -1,5 +1,6 @@
 import { commands, type AppError, type Result } from '../../bindings';
 import type { DeepLinkConnect, EngineEvent, FileDropEvent } from './types';
+import type { OpenConversation } from '../../bindings';
 import { appErrorText } from '../errors';
 
 type Commands = typeof commands;
@@ -26,6 +27,8 @@ export interface BackendExtras {
   onFileDrop(handler: (ev: FileDropEvent) => void): () => void;
   /** A `hermes://connect?url=…` link opened the app: prefill a new profile (never carries a token). */
   onConnectLink(handler: (link: DeepLinkConnect) => void): () => void;
+  /** The shell asks the page to open a conversation (a notification or the tray was clicked). */
+  onOpenConversation(handler: (open: OpenConversation) => void): () => void;
 }
 
 /** The UI's only door to the Rust shell: the generated commands plus {@link BackendExtras}. */

@@ -92,6 +92,10 @@ export class FakeShell {
     notifyCard: true,
     muteUntil: 0,
     locale: 'en',
+    closeToTray: true,
+    launchAtLogin: false,
+    autostartOffered: false,
+    trayHintShown: false,
   } as AppSettings;
   agent: FakeAgent | null = null;
   /** What the file picker answers. */
@@ -307,6 +311,13 @@ export class FakeShell {
         };
         return { ...this.settings };
       }
+      case 'agent_statuses':
+        return this.profiles.map((p) => ({
+          profileId: p.id,
+          name: p.name,
+          state: this.channels.has(p.id) ? 'connected' : 'offline',
+          sinceMs: 0,
+        }));
       case 'check_for_updates':
       case 'install_update':
         return { status: 'not_configured', current: this.info.version };

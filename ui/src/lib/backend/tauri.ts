@@ -60,6 +60,9 @@ export function tauriBackend(): Backend {
     onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {
       return subscribe(() => events.deepLinkConnect.listen((e) => handler(e.payload)));
     },
+    onOpenConversation(handler) {
+      return subscribe(() => events.openConversation.listen((e) => handler(e.payload)));
+    },
     // The webview's own drag events only move the overlay: the dropped files arrive from the shell's drop handler
     // as tokens (`files-dropped`, src-tauri/src/grants.rs), the only names of them the shell's commands take.
     onFileDrop(handler: (ev: FileDropEvent) => void): () => void {

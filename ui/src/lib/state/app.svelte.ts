@@ -43,7 +43,7 @@ export interface Selection {
   conversationId: string;
 }
 
-export type SettingsTab = 'profiles' | 'appearance' | 'notifications' | 'voice' | 'storage' | 'shortcuts' | 'about';
+export type SettingsTab = 'general' | 'profiles' | 'appearance' | 'notifications' | 'voice' | 'storage' | 'shortcuts' | 'about';
 
 /** Everything the shell of the UI shares: profiles, their sessions, selection, prefs, dialogs. */
 export class AppState {
@@ -66,6 +66,8 @@ export class AppState {
   focusComposerNonce = $state(0);
   focusSearchNonce = $state(0);
   sidebarOpen = $state(true);
+  /** The one-time offer to start at login, after the user added their first agent. */
+  autostartOffer = $state(false);
   /** Set by the voice module: final replies and agent voice notes of every profile (read-aloud, avatar). */
   agentHooks: {
     onReplyFinal?: (profileId: string, text: string) => void;
@@ -131,8 +133,12 @@ export class AppState {
       this.watchVisibility();
       await this.refreshProfiles();
       markOnce('hermes:profiles');
+      // A page built to show a conversation (a notification or the tray was clicked while the window was gone)
+      // opens that one first.
+      const open = (await info.catch(() => null))?.openConversation;
       const first = this.profiles[0];
-      if (first) await this.openProfile(first.id);
+      if (open && this.sessions[open.profileId]) await this.openConversation(open.profileId, open.conversationId);
+      else if (first) await this.openProfile(first.id);
       // A hermes://connect link that launched the app came before the page could listen for it.
       const link = (await info).pendingLink;
       if (link) this.openNewProfile(link.url, link.name);
@@ -220,7 +226,30 @@ export class AppState {
   async createProfile(input: ProfileInput): Promise<Profile> {
     const p = await this.backend.createProfile(input);
     await this.refreshProfiles();
+    void this.offerAutostartOnce();
     return p;
+  }
+
+  /** After the user's first agent: ask once whether the app should start at login (scheduled messages arrive
+   *  only while it runs). Remembered by the shell whatever the answer. */
+  private async offerAutostartOnce(): Promise<void> {
+    try {
+      const s = await this.backend.appSettings();
+      if (s.autostartOffered || s.launchAtLogin) return;
+      await this.backend.appSaveSettings({ ...s, autostartOffered: true });
+      this.autostartOffer = true;
+    } catch {
+      /* no offer: the setting stays in Settings → General */
+    }
+  }
+
+  /** Opens `conversationId` of `profileId` (the shell asked: a notification or the tray was clicked). */
+  async openConversation(profileId: string, conversationId: string): Promise<void> {
+    const s = this.sessions[profileId];
+    if (!s) return;
+    this.settingsOpen = false;
+    if (!s.conversations.some((c) => c.id === conversationId)) await s.loadConversations().catch(() => {});
+    await this.select(profileId, conversationId);
   }
 
   async updateProfile(id: string, input: ProfileInput): Promise<Profile> {
