@@ -108,6 +108,7 @@ export class AppState {
   private async syncShellPrefs(): Promise<void> {
     try {
       const cur = await this.backend.appSettings();
+      if (cur.locale === undefined) return; // a shell that keeps no such settings
       this.prefs = { ...this.prefs, notifyReply: cur.notifyReply, notifyCard: cur.notifyCard };
       if (cur.locale !== this.prefs.locale) await this.backend.appSaveSettings({ ...cur, locale: this.prefs.locale });
     } catch {
@@ -139,6 +140,11 @@ export class AppState {
       const first = this.profiles[0];
       if (open && this.sessions[open.profileId]) await this.openConversation(open.profileId, open.conversationId);
       else if (first) await this.openProfile(first.id);
+      // The shell keeps every agent with a token connected: the page follows them all (their state, what arrives).
+      for (const p of this.profiles) {
+        const s = this.sessions[p.id];
+        if (p.hasToken && s?.status.kind === 'idle') void s.connect();
+      }
       // A hermes://connect link that launched the app came before the page could listen for it.
       const link = (await info).pendingLink;
       if (link) this.openNewProfile(link.url, link.name);
