@@ -357,8 +357,9 @@ fn e2e_remote_avatar_asks_then_opens_private_without_ipc() {
     s.exec("window.__hermesVoice.avatar.call('speak', arguments[0])", json!([EVIL]));
     let st = wait_report(&page, 10, "setState", |v| v["call"] == "setState" && v["arg"] == "thinking");
     assert_eq!(st["xss"], Value::Null);
-    let sp = wait_report(&page, 10, "speak", |v| v["call"] == "speak");
-    assert_eq!(sp["arg"], json!(EVIL), "the speak text arrives intact");
+    // (the avatar also spoke the long reply above: the hostile text is the one that must arrive intact)
+    let sp =
+        wait_report(&page, 10, "the hostile speak text, intact", |v| v["call"] == "speak" && v["arg"] == json!(EVIL));
     assert_eq!(sp["xss"], Value::Null, "nothing in the text ran");
     let _ = std::process::Command::new("import")
         .args(["-window", "root"])
