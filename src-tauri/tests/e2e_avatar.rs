@@ -377,7 +377,7 @@ fn e2e_remote_avatar_asks_then_opens_private_without_ipc() {
         assert!(t.elapsed() < Duration::from_secs(40), "the page did not load again");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let again = page.reports().into_iter().filter(|v| v.get("storage").is_some()).last().unwrap();
+    let again = page.reports().into_iter().rfind(|v| v.get("storage").is_some()).unwrap();
     assert_eq!(again["storage"], json!({"local": null, "cookie": ""}), "the second window saw the first one's storage");
 }
 
