@@ -576,7 +576,8 @@ fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_c
         shown = notes.shown();
         shown.len() > before && shown[before..].iter().any(|n| n.strings.iter().any(|s| s == "Second agent"))
     });
-    let note = shown[before..].iter().find(|n| n.strings.iter().any(|s| s == "Second agent")).unwrap();
+    let at = before + shown[before..].iter().position(|n| n.strings.iter().any(|s| s == "Second agent")).unwrap();
+    let note = &shown[at];
     assert!(note.strings.iter().any(|s| s == "New reply"), "generic text: {note:?}");
     assert!(!notes.raw().contains("4417"), "never the agent's words: {}", notes.raw());
 
@@ -584,7 +585,8 @@ fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_c
     assert!(menu.contains("Second agent: "), "the conversation is listed: {menu}");
     assert!(tray_label(&bus).contains("'1'"), "the unread total beside the icon: {}", tray_label(&bus));
 
-    Notifications::activate(note.id.expect("the daemon's id of the notification"));
+    // the daemon's answer when the monitor caught it, else its numbering (notification-daemon counts from 1)
+    Notifications::activate(note.id.unwrap_or(at as u32 + 1));
     shown_with(&app, "Stand-up in 5 minutes (cron 4417)");
     app.s.screenshot(&wd::screens().join("resident-notification-opened.png"));
     tray_menu_when(app.pid, 10, "read once shown", |m| m.contains("No unread"));
@@ -618,7 +620,8 @@ fn e2e_resident_a_second_agents_scheduled_message_while_the_first_is_open_and_th
         "return !!document.querySelector('.conv-btn.unread .badge')",
     );
     assert_eq!(app.s.exec(first_open, json!([])), open_before, "the first agent's conversation stays open");
-    assert!(!app.s.exec("return document.body.innerText", json!([])).to_string().contains("Backup finished"));
+    let chat = app.s.exec("return document.querySelector('main')?.innerText ?? ''", json!([]));
+    assert!(!chat.to_string().contains("Backup finished"), "not in the open chat: {chat}");
     let (bus, menu) = tray_menu_when(app.pid, 10, "the tray counts it", |m| m.contains("1 unread"));
     app.s.screenshot(&wd::screens().join("resident-second-agent-unread.png"));
 
