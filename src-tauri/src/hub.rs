@@ -325,7 +325,7 @@ pub fn unread(app: &AppHandle) -> Vec<UnreadConversation> {
             }
         }
     }
-    out.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    out.sort_by_key(|b| std::cmp::Reverse(b.updated_at));
     out
 }
 
