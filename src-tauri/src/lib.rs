@@ -74,7 +74,6 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::files::file_info,
             commands::files::write_temp_file,
             commands::files::clipboard_image,
-            commands::system::notify,
             settings::app_settings,
             settings::app_save_settings,
             voice::voice_devices,

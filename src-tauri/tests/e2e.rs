@@ -566,22 +566,7 @@ impl Drop for Reaped {
 
 /// The connections on this test's D-Bus session of the processes the driver started (the app, its WebKit helpers).
 fn app_bus_names(driver: &Driver) -> Vec<String> {
-    let pids: Vec<u32> = wd::descendants(driver.pid());
-    let gdbus = |args: &[&str]| {
-        let o = std::process::Command::new("gdbus").arg("call").arg("--session").args(args).output().ok()?;
-        Some(String::from_utf8_lossy(&o.stdout).to_string())
-    };
-    let dbus = ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method"];
-    let names = gdbus(&[&dbus[..], &["org.freedesktop.DBus.ListNames"]].concat()).unwrap_or_default();
-    names
-        .split('\'')
-        .filter(|n| n.starts_with(":1."))
-        .filter_map(|n| {
-            let out = gdbus(&[&dbus[..], &["org.freedesktop.DBus.GetConnectionUnixProcessID", n]].concat())?;
-            let pid: u32 = out.trim().trim_start_matches("(uint32 ").split(',').next()?.parse().ok()?;
-            pids.contains(&pid).then(|| n.to_string())
-        })
-        .collect()
+    wd::bus_names_of(&wd::descendants(driver.pid()))
 }
 
 /// The tray menu as the desktop's tray host reads it (StatusNotifierItem + com.canonical.dbusmenu on the bus).

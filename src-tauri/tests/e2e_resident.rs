@@ -442,21 +442,7 @@ impl Notifications {
 fn bus_names_of(pid: u32) -> Vec<String> {
     let mut pids = wd::descendants(pid);
     pids.push(pid);
-    let gdbus = |args: &[&str]| {
-        let o = Command::new("gdbus").arg("call").arg("--session").args(args).output().ok()?;
-        Some(String::from_utf8_lossy(&o.stdout).to_string())
-    };
-    let dbus = ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method"];
-    let names = gdbus(&[&dbus[..], &["org.freedesktop.DBus.ListNames"]].concat()).unwrap_or_default();
-    names
-        .split('\'')
-        .filter(|n| n.starts_with(":1."))
-        .filter_map(|n| {
-            let out = gdbus(&[&dbus[..], &["org.freedesktop.DBus.GetConnectionUnixProcessID", n]].concat())?;
-            let p: u32 = out.trim().trim_start_matches("(uint32 ").split(',').next()?.parse().ok()?;
-            pids.contains(&p).then(|| n.to_string())
-        })
-        .collect()
+    wd::bus_names_of(&pids)
 }
 
 const TRAY_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main_tray";

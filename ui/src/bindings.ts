@@ -329,14 +329,6 @@ async clipboardImage(filename: string) : Promise<Result<string | null, AppError>
     else return { status: "error", error: e  as any };
 }
 },
-async notify(title: string, body: string) : Promise<Result<null, AppError>> {
-    try {
-    return { status: "ok", data: await TAURI_INVOKE("notify", { title, body }) };
-} catch (e) {
-    if(e instanceof Error) throw e;
-    else return { status: "error", error: e  as any };
-}
-},
 async appSettings() : Promise<AppSettings> {
     return await TAURI_INVOKE("app_settings");
 },

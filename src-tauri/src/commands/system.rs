@@ -1,7 +1,6 @@
-//! The app itself: its facts, its log folder, links opened in the browser, notifications.
+//! The app itself: its facts, its log folder, links opened in the browser (notifications: notify.rs).
 
 use tauri::{AppHandle, Manager, State};
-use tauri_plugin_notification::NotificationExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::error::{AppError, AppResult, ErrorCode};
@@ -41,35 +40,4 @@ pub fn open_logs_folder(app: AppHandle, state: State<'_, AppState>) -> AppResult
 pub fn open_external(app: AppHandle, url: String) -> AppResult<()> {
     let u = security::check_external_url(&url).map_err(|m| AppError::new(ErrorCode::BlockedUrl, m))?;
     app.opener().open_url(u.as_str(), None::<&str>).map_err(|e| AppError::new(ErrorCode::OpenFailed, e.to_string()))
-}
-
-/// One line of at most [`NOTIFICATION_MAX_CHARS`] characters.
-pub fn notification_body(body: &str) -> String {
-    body.chars().filter(|c| !c.is_control()).take(NOTIFICATION_MAX_CHARS).collect()
-}
-
-/// A notification says what happened in a few words; the UI passes only its own (translated) generic texts, never
-/// the agent's words (tested end to end in e2e_notifications_and_tray).
-const NOTIFICATION_MAX_CHARS: usize = 120;
-
-#[tauri::command]
-#[specta::specta]
-pub fn notify(app: AppHandle, title: String, body: String) -> AppResult<()> {
-    let title: String = title.chars().filter(|c| !c.is_control()).take(64).collect();
-    if let Err(e) = app.notification().builder().title(title).body(notification_body(&body)).show() {
-        tracing::warn!("notification failed: {e}");
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn notifications_are_generic() {
-        assert_eq!(notification_body("Новый ответ"), "Новый ответ");
-        assert_eq!(notification_body("a\nb\u{1b}[31mc"), "ab[31mc", "one line, no control characters");
-        assert_eq!(notification_body(&"x".repeat(500)).chars().count(), NOTIFICATION_MAX_CHARS);
-    }
 }

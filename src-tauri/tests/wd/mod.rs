@@ -52,6 +52,25 @@ pub fn descendants(root: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The connections on this test's D-Bus session that belong to `pids` (the app's tray item is one of them).
+pub fn bus_names_of(pids: &[u32]) -> Vec<String> {
+    let gdbus = |args: &[&str]| {
+        let o = Command::new("gdbus").arg("call").arg("--session").args(args).output().ok()?;
+        Some(String::from_utf8_lossy(&o.stdout).to_string())
+    };
+    let dbus = ["--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus", "--method"];
+    let names = gdbus(&[&dbus[..], &["org.freedesktop.DBus.ListNames"]].concat()).unwrap_or_default();
+    names
+        .split('\'')
+        .filter(|n| n.starts_with(":1."))
+        .filter_map(|n| {
+            let out = gdbus(&[&dbus[..], &["org.freedesktop.DBus.GetConnectionUnixProcessID", n]].concat())?;
+            let p: u32 = out.trim().trim_start_matches("(uint32 ").split(',').next()?.parse().ok()?;
+            pids.contains(&p).then(|| n.to_string())
+        })
+        .collect()
+}
+
 /// Wait (≤ 15 s) until no process runs `binary`: the next launch must not meet the previous instance (the
 /// single-instance plugin would hand over to it and exit, and the WebDriver session would hang).
 pub fn wait_gone(binary: &str) {
