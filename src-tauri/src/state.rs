@@ -32,8 +32,6 @@ pub struct AppState {
     pub engines: tokio::sync::Mutex<HashMap<String, Engine>>,
     /// Tokens kept in process memory only (no keychain, or the user asked for "this session only").
     pub session_tokens: Mutex<HashMap<String, Secret>>,
-    /// Profiles whose engine reported `ready` (tray status).
-    pub online: Mutex<HashMap<String, bool>>,
     #[cfg(feature = "demo")]
     pub demo: Mutex<Option<Demo>>,
     /// The last `hermes://connect` link, until the UI picks it up with `app_info` (a link that launched the app
@@ -62,7 +60,6 @@ impl AppState {
             keychain,
             engines: tokio::sync::Mutex::new(HashMap::new()),
             session_tokens: Mutex::new(HashMap::new()),
-            online: Mutex::new(HashMap::new()),
             #[cfg(feature = "demo")]
             demo: Mutex::new(None),
             pending_link: Mutex::new(None),
@@ -71,10 +68,6 @@ impl AppState {
 
     pub fn with_store<T>(&self, f: impl FnOnce(&Store) -> hermes_store::Result<T>) -> crate::error::AppResult<T> {
         Ok(self.app.with_store(f)?)
-    }
-
-    pub fn any_online(&self) -> bool {
-        self.online.lock().map(|m| m.values().any(|v| *v)).unwrap_or(false)
     }
 }
 
