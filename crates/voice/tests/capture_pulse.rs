@@ -63,9 +63,9 @@ fn record_speech(p: &mut Pulse, dir: &Path) {
     let (g0, g1) = active(&got, 300).expect("silence recorded");
     let (dw, dg) = ((w1 - w0) as f64 / 16_000.0, (g1 - g0) as f64 / 16_000.0);
     eprintln!("    speech: source {dw:.3} s, captured {dg:.3} s");
-    // 80 ms: on a loaded 2-core CI machine PulseAudio has been seen to drop one ~56 ms block of the monitor stream
-    // (3.987 vs 4.043 s); a lost word or a stalled capture is far more than that.
-    assert!((dw - dg).abs() < 0.08, "duration {dg:.3} s vs source {dw:.3} s");
+    // 120 ms: on a 2-core CI machine PulseAudio has been seen to drop a block of the monitor stream (3.987 and
+    // 3.961 s vs 4.043 s); a lost word or a stalled capture is far more than that.
+    assert!((dw - dg).abs() < 0.12, "duration {dg:.3} s vs source {dw:.3} s");
     let (rw, rg) = (rms(&want[w0..w1]), rms(&got[g0..g1]));
     eprintln!("    rms: source {rw:.4}, captured {rg:.4}");
     assert!((rw - rg).abs() / rw < 0.05, "rms {rg} vs {rw}");
