@@ -169,19 +169,19 @@ pub fn body_has(s: &Session, what: &str, secs: u64) {
 
 /// Every file under `dirs` (recursively), with its bytes.
 pub fn files_under(dirs: &[PathBuf]) -> Vec<(PathBuf, Vec<u8>)> {
+    paths_under(dirs).into_iter().filter_map(|p| std::fs::read(&p).ok().map(|b| (p, b))).collect()
+}
+
+/// Every file's path under `dirs` (recursively), without reading any.
+pub fn paths_under(dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack: Vec<PathBuf> = dirs.to_vec();
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else { continue };
         for e in rd.flatten() {
-            let p = e.path();
             match e.file_type() {
-                Ok(t) if t.is_dir() => stack.push(p),
-                Ok(t) if t.is_file() => {
-                    if let Ok(b) = std::fs::read(&p) {
-                        out.push((p, b));
-                    }
-                }
+                Ok(t) if t.is_dir() => stack.push(e.path()),
+                Ok(t) if t.is_file() => out.push(e.path()),
                 _ => {}
             }
         }
