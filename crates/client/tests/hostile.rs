@@ -57,11 +57,15 @@ impl Peer {
                 // an agent that would set our limits (A-3): 10^15 bytes per file
                 let ready =
                     r#"{"t":"ready","session":"mobile:hostile","capabilities":{"max_media_bytes":1000000000000000}}"#;
+                // counted and installed before the client can see `ready` (a test that waits for it then checks the
+                // count and sends on the new connection)
+                let mut sink = s2.lock().await;
+                c2.fetch_add(1, Ordering::SeqCst);
                 if tx.send(Message::text(ready)).await.is_err() {
                     continue;
                 }
-                *s2.lock().await = Some(tx);
-                c2.fetch_add(1, Ordering::SeqCst);
+                *sink = Some(tx);
+                drop(sink);
                 // read (and so answer pings) until the client goes
                 tokio::spawn(async move { while let Some(Ok(_)) = rx.next().await {} });
             }
