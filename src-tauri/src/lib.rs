@@ -5,7 +5,7 @@ pub mod avatar;
 pub mod boot;
 pub mod clipboard;
 pub mod commands;
-pub mod delta;
+pub use hermes_app::delta;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod error;

@@ -11,38 +11,11 @@
 
 use tauri::{AppHandle, Manager};
 
+use hermes_app::dashboard::{allowed, body_line, generic_text, notification_title};
+
 use crate::hub::Incoming;
-use crate::settings::{AppSettings, SettingsState};
+use crate::settings::SettingsState;
 use crate::state::AppState;
-
-/// One line of at most [`BODY_MAX_CHARS`] characters.
-pub fn body_line(body: &str) -> String {
-    body.chars().filter(|c| !c.is_control()).take(BODY_MAX_CHARS).collect()
-}
-
-/// A notification says what happened in a few words.
-pub const BODY_MAX_CHARS: usize = 120;
-
-/// The generic text of a kind of item in the UI's language (`AppSettings::locale`; the UI's `notify.*` strings).
-pub fn generic_text(kind: Incoming, locale: &str) -> &'static str {
-    match (kind, locale) {
-        (Incoming::Reply, "ru") => "Новый ответ",
-        (Incoming::Reply, "zh") => "新回复",
-        (Incoming::Reply, _) => "New reply",
-        (Incoming::Card, "ru") => "Агенту нужно ваше подтверждение",
-        (Incoming::Card, "zh") => "智能体需要你的批准",
-        (Incoming::Card, _) => "The agent needs your approval",
-    }
-}
-
-/// Whether the settings let an item of `kind` raise a notification at `now_ms`.
-pub fn allowed(settings: &AppSettings, kind: Incoming, now_ms: i64) -> bool {
-    let on = match kind {
-        Incoming::Reply => settings.notify_reply,
-        Incoming::Card => settings.notify_card,
-    };
-    on && now_ms >= settings.mute_until
-}
 
 /// Whether the user is looking at the app: its main window exists, is shown and has the focus.
 fn watching(app: &AppHandle) -> bool {
@@ -56,11 +29,8 @@ pub fn incoming(app: &AppHandle, profile_id: &str, conversation_id: Option<&str>
     if !allowed(&settings, kind, crate::hub::now_ms()) || watching(app) {
         return;
     }
-    let title = app
-        .try_state::<AppState>()
-        .and_then(|st| st.app.profile(profile_id).ok())
-        .map_or_else(|| "Hermes".to_string(), |p| p.name);
-    let title: String = title.chars().filter(|c| !c.is_control()).take(64).collect();
+    let name = app.try_state::<AppState>().and_then(|st| st.app.profile(profile_id).ok()).map(|p| p.name);
+    let title = notification_title(name.as_deref().unwrap_or_default());
     let body = body_line(generic_text(kind, &settings.locale));
     let target = conversation_id.map(|c| (profile_id.to_string(), c.to_string()));
     platform::show(app, &title, &body, target);
@@ -153,31 +123,8 @@ mod platform {
 /// Mute every notification for an hour from now (the tray's item).
 pub fn mute_for_an_hour(app: &AppHandle) {
     let Some(st) = app.try_state::<SettingsState>() else { return };
-    let settings = AppSettings { mute_until: crate::hub::now_ms() + 3_600_000, ..st.get() };
+    let settings = hermes_app::dashboard::muted_for_an_hour(st.get(), crate::hub::now_ms());
     if let Err(e) = st.set(settings) {
         tracing::warn!("cannot mute notifications: {}", e.message);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn notifications_are_generic_and_follow_the_settings() {
-        assert_eq!(body_line("Новый ответ"), "Новый ответ");
-        assert_eq!(body_line("a\nb\u{1b}[31mc"), "ab[31mc", "one line, no control characters");
-        assert_eq!(body_line(&"x".repeat(500)).chars().count(), BODY_MAX_CHARS);
-        assert_eq!(generic_text(Incoming::Reply, "en"), "New reply");
-        assert_eq!(generic_text(Incoming::Card, "ru"), "Агенту нужно ваше подтверждение");
-        assert_eq!(generic_text(Incoming::Reply, "xx"), "New reply", "an unknown language falls back to English");
-
-        let s = AppSettings::default();
-        assert!(allowed(&s, Incoming::Reply, 1000) && allowed(&s, Incoming::Card, 1000), "on by default");
-        let no_cards = AppSettings { notify_card: false, ..AppSettings::default() };
-        assert!(allowed(&no_cards, Incoming::Reply, 1000) && !allowed(&no_cards, Incoming::Card, 1000));
-        let muted = AppSettings { mute_until: 5000, ..AppSettings::default() };
-        assert!(!allowed(&muted, Incoming::Reply, 4999) && !allowed(&muted, Incoming::Card, 4999));
-        assert!(allowed(&muted, Incoming::Reply, 5000), "the mute ends");
     }
 }

@@ -8,12 +8,10 @@ use tauri::menu::{IsMenuItem, Menu, MenuItem, PredefinedMenuItem};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, Wry};
 
-use crate::hub::{AgentState, AgentStatus, UnreadConversation};
+pub use hermes_app::dashboard::{Dashboard, RECENT};
+use hermes_app::dashboard::{TrayAction, TrayItem};
 
 const TRAY_ID: &str = "main-tray";
-/// How many conversations with unread messages the menu lists.
-pub const RECENT: usize = 5;
-const OPEN_PREFIX: &str = "open:";
 
 /// [`install`] on the main thread about a second from now.
 pub fn install_soon(app: &AppHandle) {
@@ -30,26 +28,23 @@ pub fn install(app: &AppHandle) {
     let build = || -> tauri::Result<()> {
         let menu = menu(app, &Dashboard::default())?;
         let mut b = TrayIconBuilder::with_id(TRAY_ID).tooltip("Hermes").menu(&menu).on_menu_event(|app, ev| {
-            let id = ev.id().as_ref();
-            match id {
-                "show" => crate::show_main(app),
-                "quit" => crate::window::quit(app),
-                "mute" => {
+            match hermes_app::dashboard::action(ev.id().as_ref()) {
+                Some(TrayAction::Show) => crate::show_main(app),
+                Some(TrayAction::Quit) => crate::window::quit(app),
+                Some(TrayAction::Mute) => {
                     crate::notify::mute_for_an_hour(app);
                     refresh(app);
                 }
-                "unmute" => {
+                Some(TrayAction::Unmute) => {
                     if let Some(st) = app.try_state::<crate::settings::SettingsState>() {
                         let _ = st.set(crate::settings::AppSettings { mute_until: 0, ..st.get() });
                     }
                     refresh(app);
                 }
-                _ => {
-                    if let Some((profile, conversation)) = id.strip_prefix(OPEN_PREFIX).and_then(|r| r.split_once(':'))
-                    {
-                        crate::window::open_conversation(app, profile, conversation);
-                    }
+                Some(TrayAction::Open { profile_id, conversation_id }) => {
+                    crate::window::open_conversation(app, &profile_id, &conversation_id);
                 }
+                None => {}
             }
         });
         if let Some(icon) = app.default_window_icon() {
@@ -65,94 +60,24 @@ pub fn install(app: &AppHandle) {
     }
 }
 
-/// What the tray shows.
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Dashboard {
-    pub agents: Vec<AgentStatus>,
-    /// Conversations with unread messages, most recent first (all of them: the total counts them all).
-    pub unread: Vec<UnreadConversation>,
-    pub muted: bool,
-}
-
-impl Dashboard {
-    pub fn total_unread(&self) -> u32 {
-        self.unread.iter().map(|c| c.unread).sum()
-    }
-
-    /// An agent's line: "Lab agent — connected".
-    pub fn agent_line(a: &AgentStatus) -> String {
-        let state = match a.state {
-            AgentState::Connected => "connected",
-            AgentState::Connecting => "connecting…",
-            AgentState::Offline => "offline",
-        };
-        format!("{} — {state}", one_line(&a.name, 40))
-    }
-
-    /// A conversation's line: "Lab agent: Chat (2)".
-    pub fn conversation_line(c: &UnreadConversation) -> String {
-        format!("{}: {} ({})", one_line(&c.agent, 24), one_line(&c.title, 32), c.unread)
-    }
-
-    /// The icon's tooltip: the unread total and how many agents are connected.
-    pub fn tooltip(&self) -> String {
-        let connected = self.agents.iter().filter(|a| a.state == AgentState::Connected).count();
-        let agents = match self.agents.len() {
-            0 => "no agent".to_string(),
-            n => format!("{connected} of {n} agents connected"),
-        };
-        match self.total_unread() {
-            0 => format!("Hermes — {agents}"),
-            n => format!("Hermes — {n} unread · {agents}"),
-        }
-    }
-
-    /// The text beside the icon (Linux's label, macOS's title): the unread total, nothing when none.
-    pub fn title(&self) -> Option<String> {
-        let n = self.total_unread();
-        (n > 0).then(|| n.to_string())
-    }
-}
-
-/// `s` on one line, cut to `max` characters.
-fn one_line(s: &str, max: usize) -> String {
-    let clean: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    if clean.chars().count() <= max { clean } else { format!("{}…", clean.chars().take(max - 1).collect::<String>()) }
-}
-
 fn menu(app: &AppHandle, d: &Dashboard) -> tauri::Result<Menu<Wry>> {
     let mut items: Vec<Box<dyn IsMenuItem<Wry>>> = Vec::new();
-    if d.agents.is_empty() {
-        items.push(Box::new(MenuItem::with_id(app, "agent:none", "Hermes — no agent", false, None::<&str>)?));
+    for item in d.items() {
+        match item {
+            TrayItem::Separator => items.push(Box::new(PredefinedMenuItem::separator(app)?)),
+            TrayItem::Item { id, label, enabled } => {
+                items.push(Box::new(MenuItem::with_id(app, id, label, enabled, None::<&str>)?))
+            }
+        }
     }
-    for a in &d.agents {
-        let id = format!("agent:{}", a.profile_id);
-        items.push(Box::new(MenuItem::with_id(app, id, Dashboard::agent_line(a), false, None::<&str>)?));
-    }
-    items.push(Box::new(PredefinedMenuItem::separator(app)?));
-    let total = d.total_unread();
-    let head = if total == 0 { "No unread messages".to_string() } else { format!("{total} unread") };
-    items.push(Box::new(MenuItem::with_id(app, "unread", head, false, None::<&str>)?));
-    for c in d.unread.iter().take(RECENT) {
-        let id = format!("{OPEN_PREFIX}{}:{}", c.profile_id, c.conversation_id);
-        items.push(Box::new(MenuItem::with_id(app, id, Dashboard::conversation_line(c), true, None::<&str>)?));
-    }
-    items.push(Box::new(PredefinedMenuItem::separator(app)?));
-    if d.muted {
-        items.push(Box::new(MenuItem::with_id(app, "unmute", "Notifications muted — unmute", true, None::<&str>)?));
-    } else {
-        items.push(Box::new(MenuItem::with_id(app, "mute", "Mute notifications for 1 hour", true, None::<&str>)?));
-    }
-    items.push(Box::new(MenuItem::with_id(app, "show", "Show Hermes", true, None::<&str>)?));
-    items.push(Box::new(MenuItem::with_id(app, "quit", "Quit", true, None::<&str>)?));
     let refs: Vec<&dyn IsMenuItem<Wry>> = items.iter().map(|i| i.as_ref()).collect();
     Menu::with_items(app, &refs)
 }
 
 /// The dashboard as it stands (the hub's states, the store's unread counts, the settings' mute).
 pub fn dashboard(app: &AppHandle) -> Dashboard {
-    let muted =
-        app.try_state::<crate::settings::SettingsState>().is_some_and(|s| s.get().mute_until > crate::hub::now_ms());
+    let settings = app.try_state::<crate::settings::SettingsState>().map(|s| s.get()).unwrap_or_default();
+    let muted = settings.mute_until > crate::hub::now_ms();
     Dashboard { agents: crate::hub::statuses(app), unread: crate::hub::unread(app), muted }
 }
 
@@ -180,37 +105,4 @@ fn badge(app: &AppHandle, total: u32) {
     }
     #[cfg(windows)]
     let _ = (app, total);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn conv(agent: &str, title: &str, unread: u32) -> UnreadConversation {
-        UnreadConversation {
-            profile_id: "p".into(),
-            conversation_id: "c".into(),
-            agent: agent.into(),
-            title: title.into(),
-            unread,
-            updated_at: 0,
-        }
-    }
-
-    #[test]
-    fn the_dashboard_counts_every_unread_message_and_names_every_agent() {
-        let agent = |name: &str, state| AgentStatus { profile_id: name.into(), name: name.into(), state, since_ms: 0 };
-        let mut d = Dashboard {
-            agents: vec![agent("Lab", AgentState::Connected), agent("Home", AgentState::Offline)],
-            ..Dashboard::default()
-        };
-        assert_eq!(d.title(), None);
-        assert_eq!(d.tooltip(), "Hermes — 1 of 2 agents connected");
-        assert_eq!(Dashboard::agent_line(&d.agents[1]), "Home — offline");
-        d.unread = vec![conv("Lab", "Chat", 2), conv("Home", "Plans\nnext", 1)];
-        assert_eq!(d.title().as_deref(), Some("3"));
-        assert_eq!(d.tooltip(), "Hermes — 3 unread · 1 of 2 agents connected");
-        assert_eq!(Dashboard::conversation_line(&d.unread[1]), "Home: Plans next (1)");
-        assert_eq!(one_line(&"x".repeat(50), 10).chars().count(), 10);
-    }
 }

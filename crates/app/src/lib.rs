@@ -8,9 +8,14 @@
 
 mod connect;
 mod conversations;
+pub mod dashboard;
+pub mod delta;
 mod error;
 mod history;
+pub mod hub;
 mod profiles;
+pub mod resident;
+pub mod settings;
 pub mod types;
 
 use std::path::{Path, PathBuf};

@@ -96,6 +96,11 @@ pub async fn connect(
                 tracing::info!(profile = %prof, "the page went away: detached");
                 return false;
             }
+            // a received file's path reaches the page as a token (grants.rs)
+            let ev = match ev {
+                crate::delta::UiEvent::Engine(e) => crate::delta::UiEvent::Engine(crate::grants::event_for_page(e)),
+                other => other,
+            };
             on_event.send(ev).is_ok()
         }),
     );

@@ -10,14 +10,14 @@
 use std::collections::VecDeque;
 
 use serde::Serialize;
-use specta::Type;
 
 use hermes_protocol::SmallString;
 
-use crate::ipc::EngineEvent;
+use hermes_protocol::Event as EngineEvent;
 
 /// What an engine's UI channel carries: the engine's own events, or the tail of a streamed reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(untagged)]
 pub enum UiEvent {
     Engine(EngineEvent),
@@ -25,14 +25,16 @@ pub enum UiEvent {
 }
 
 /// The tag of [`MessageAppend`]: `"message_append"`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Type)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 #[serde(rename_all = "snake_case")]
 pub enum MessageAppendTag {
     MessageAppend,
 }
 
 /// A `message` whose text is the previous one sent for `id` on this channel followed by `append`.
-#[derive(Debug, Clone, PartialEq, Serialize, Type)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "specta", derive(specta::Type))]
 pub struct MessageAppend {
     pub event: MessageAppendTag,
     pub id: String,
@@ -40,10 +42,10 @@ pub struct MessageAppend {
     #[serde(rename = "final")]
     pub final_: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[specta(optional)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub reply_to: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[specta(optional)]
+    #[cfg_attr(feature = "specta", specta(optional))]
     pub session: Option<String>,
 }
 
@@ -58,8 +60,6 @@ pub struct StreamDelta {
 
 impl StreamDelta {
     pub fn encode(&mut self, ev: EngineEvent) -> UiEvent {
-        // a received file's path reaches the page as a token (grants.rs)
-        let ev = crate::grants::event_for_page(ev);
         let EngineEvent::Message { id, text, final_, reply_to, session } = ev else {
             return UiEvent::Engine(ev);
         };
