@@ -1,0 +1,58 @@
+//! Starting the window process: `<app>` (Show) or `<app> --open-conversation P C` (a notification's click, a tray
+//! conversation), told the data and log folders through `HERMES_DATA_DIR` / `HERMES_LOG_DIR`. Detached: a process
+//! group of its own, no stdin/stdout/stderr of ours. It ends this resident itself (`take_over`, SIGTERM) before it
+//! connects.
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use hermes_app::resident::OPEN_FLAG;
+
+use crate::resident::{Launcher, Target};
+
+/// The window process's executable and the folders it is told.
+#[derive(Debug, Clone)]
+pub struct WindowLauncher {
+    pub app: PathBuf,
+    pub data_dir: PathBuf,
+    pub log_dir: PathBuf,
+}
+
+impl WindowLauncher {
+    /// The command that starts the window process (on `target`).
+    pub fn command(&self, target: Option<&Target>) -> Command {
+        let mut cmd = Command::new(&self.app);
+        if let Some(t) = target {
+            cmd.arg(OPEN_FLAG).arg(&t.profile_id).arg(&t.conversation_id);
+        }
+        cmd.env("HERMES_DATA_DIR", &self.data_dir)
+            .env("HERMES_LOG_DIR", &self.log_dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt as _;
+            cmd.process_group(0);
+        }
+        cmd
+    }
+}
+
+impl Launcher for WindowLauncher {
+    fn launch(&self, target: Option<Target>) {
+        match self.command(target.as_ref()).spawn() {
+            Ok(mut child) => {
+                tracing::info!(pid = child.id(), conversation = target.is_some(), "window process started");
+                // reaped when it ends (this resident has usually ended first, by then)
+                let waiter = std::thread::Builder::new().name("hermes-window-wait".into()).spawn(move || {
+                    let _ = child.wait();
+                });
+                if let Err(e) = waiter {
+                    tracing::debug!("no thread to reap the window process: {e}");
+                }
+            }
+            Err(e) => tracing::warn!(app = %self.app.display(), "cannot start the window process: {e}"),
+        }
+    }
+}
