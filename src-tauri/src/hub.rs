@@ -47,19 +47,27 @@ pub fn unread(app: &AppHandle) -> Vec<UnreadConversation> {
     app.try_state::<AppState>().map(|st| hermes_app::hub::unread(&st.app)).unwrap_or_default()
 }
 
-/// At start: the hub, then every profile with a token connected, on the async runtime (the window does not wait).
+/// At start: the hub, then (once a resident process that held them has ended) every profile with a token connected,
+/// on the async runtime (the window does not wait).
 pub fn start(app: &AppHandle) {
     app.manage(Hub::default());
+    app.manage(crate::handover::Gate::new());
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let Some(st) = app.try_state::<AppState>() else { return };
-        let profiles = st.app.profiles().unwrap_or_default();
-        let session = st.session_tokens.lock().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
-        for p in profiles.into_iter().filter(|p| p.has_token || session.contains(&p.id)) {
-            if let Err(e) = crate::commands::connection::ensure_engine(&app, &p.id).await {
-                tracing::warn!(profile = %p.id, "not connected at start: {}", e.message);
-            }
-        }
-        crate::tray::refresh(&app);
+        crate::handover::wait_for_resident(&app).await;
+        connect_all(&app).await;
     });
+}
+
+/// Every profile with a token (in the keychain or for this session) connected.
+pub async fn connect_all(app: &AppHandle) {
+    let Some(st) = app.try_state::<AppState>() else { return };
+    let profiles = st.app.profiles().unwrap_or_default();
+    let session = st.session_tokens.lock().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    for p in profiles.into_iter().filter(|p| p.has_token || session.contains(&p.id)) {
+        if let Err(e) = crate::commands::connection::ensure_engine(app, &p.id).await {
+            tracing::warn!(profile = %p.id, "not connected: {}", e.message);
+        }
+    }
+    crate::tray::refresh(app);
 }

@@ -12,6 +12,7 @@ pub mod error;
 pub mod fonts;
 pub mod gpu;
 pub mod grants;
+pub mod handover;
 pub mod heap;
 pub mod hub;
 pub mod ipc;
@@ -141,6 +142,8 @@ pub struct Options {
     pub empty: bool,
     /// Begin hidden in the tray, with no window (a start at login: [`window::HIDDEN_FLAG`]).
     pub hidden: bool,
+    /// Show this conversation (profile, conversation) first: `--open-conversation P C`, from the resident process.
+    pub open: Option<(String, String)>,
 }
 
 impl Options {
@@ -152,6 +155,11 @@ impl Options {
                 "--data-dir" => o.data_dir = it.next().map(PathBuf::from),
                 "--empty" => o.empty = true,
                 window::HIDDEN_FLAG => o.hidden = true,
+                hermes_app::resident::OPEN_FLAG => {
+                    if let (Some(p), Some(c)) = (it.next(), it.next()) {
+                        o.open = Some((p.clone(), c.clone()));
+                    }
+                }
                 _ => {}
             }
         }
@@ -233,7 +241,10 @@ pub fn run(opts: Options) {
     let specta = specta_builder();
     let invoke = specta.invoke_handler();
     tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| show_main(app)))
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| match Options::from_args(&args).open {
+            Some((profile, conversation)) => window::open_conversation(app, &profile, &conversation),
+            None => show_main(app),
+        }))
         .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
         .plugin(tauri_plugin_notification::init())
@@ -290,13 +301,17 @@ pub fn run(opts: Options) {
             let main_window = window::MainWindow::default();
             if opts.hidden {
                 // a start at login: the tray and the connections, no window until the user asks for it
-                main_window.set_resident(true);
                 app.manage(main_window);
+                window::started_hidden(app.handle());
                 tracing::info!(since_start_ms = since_start_ms(), "started hidden in the tray");
             } else {
                 app.manage(main_window);
                 window::build(app.handle())?;
                 tracing::info!(since_start_ms = since_start_ms(), "main window created");
+                // started from the resident process's notification or tray on a conversation
+                if let Some((profile, conversation)) = &opts.open {
+                    window::open_conversation(app.handle(), profile, conversation);
+                }
             }
 
             // The tray icon (~10 ms of the main thread) comes once the window has started, not while WebKit's

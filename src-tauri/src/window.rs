@@ -138,6 +138,20 @@ pub fn hide(app: &AppHandle) {
     let generation = st.generation.fetch_add(1, Ordering::SeqCst) + 1;
     tracing::info!("main window hidden to the tray");
     first_hide_hint(app);
+    after_hidden(app, generation);
+}
+
+/// A start at login: no window; after [`hidden_destroy_after`] the connections may move to the resident process.
+pub fn started_hidden(app: &AppHandle) {
+    let Some(st) = state(app) else { return };
+    st.set_resident(true);
+    let generation = st.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    after_hidden(app, generation);
+}
+
+/// Once the window has stayed hidden (or absent) for [`hidden_destroy_after`] since `generation`: its webview is
+/// destroyed, and the agents' connections go to the resident process where it can take them (handover.rs).
+fn after_hidden(app: &AppHandle, generation: u64) {
     let app = app.clone();
     let after = hidden_destroy_after();
     tauri::async_runtime::spawn(async move {
@@ -148,15 +162,17 @@ pub fn hide(app: &AppHandle) {
             if !still {
                 return;
             }
-            if let Some(w) = handle.get_webview_window(MAIN)
-                && !w.is_visible().unwrap_or(true)
-            {
+            if let Some(w) = handle.get_webview_window(MAIN) {
+                if w.is_visible().unwrap_or(true) {
+                    return;
+                }
                 tracing::info!("main window hidden for {}s: its webview is destroyed", after.as_secs());
                 if let Err(e) = w.destroy() {
                     tracing::warn!("cannot destroy the hidden window: {e}");
                 }
                 crate::heap::trim_after_startup();
             }
+            crate::handover::start(&handle);
         });
     });
 }

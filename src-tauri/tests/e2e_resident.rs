@@ -314,12 +314,13 @@ fn e2e_resident_a_login_start_connects_every_agent_without_a_window() {
 }
 
 #[test]
-fn e2e_resident_hidden_past_the_timeout_loses_its_webview_and_show_builds_it_again() {
+fn e2e_resident_hidden_past_the_timeout_without_a_resident_process_loses_its_webview_and_show_builds_it_again() {
     if !enabled() {
         return;
     }
     let setup = Setup::new(&["Lab agent"]);
-    let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2")]);
+    // the path of macOS, Windows and a token kept for this session only: no resident process, this one stays
+    let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2"), ("HERMES_NO_RESIDENT", "1")]);
     wd::app::type_and_send(&app.s, "before hiding");
     body_has(&app.s, "You said: before hiding", 15);
     assert!(!app.web_processes().is_empty(), "a page has its web process");
@@ -445,25 +446,43 @@ fn bus_names_of(pid: u32) -> Vec<String> {
     wd::bus_names_of(&pids)
 }
 
-const TRAY_PATH: &str = "/org/ayatana/NotificationItem/tray_icon_tray_app_main_tray";
+/// Where a tray item serves its StatusNotifierItem and its dbusmenu: libappindicator's (Tauri's tray), then ksni's
+/// (the resident process).
+const TRAY_PATHS: [(&str, &str); 2] = [
+    (
+        "/org/ayatana/NotificationItem/tray_icon_tray_app_main_tray",
+        "/org/ayatana/NotificationItem/tray_icon_tray_app_main_tray/Menu",
+    ),
+    ("/StatusNotifierItem", "/MenuBar"),
+];
 
-/// The tray as the desktop's tray host reads it: its menu (StatusNotifierItem + com.canonical.dbusmenu) and the
-/// bus name that serves it.
-fn tray(pid: u32) -> Option<(String, String)> {
+/// A tray item on the session bus.
+#[derive(Debug, Clone)]
+struct Tray {
+    bus: String,
+    item: &'static str,
+    menu: &'static str,
+}
+
+/// The tray as the desktop's tray host reads it: its menu (StatusNotifierItem + com.canonical.dbusmenu) and where it
+/// is served.
+fn tray(pid: u32) -> Option<(Tray, String)> {
     bus_names_of(pid).into_iter().find_map(|bus| {
-        let o = Command::new("gdbus")
-            .args(["call", "--session", "--dest", &bus, "--object-path", &format!("{TRAY_PATH}/Menu")])
-            .args(["--timeout", "2", "--method", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"])
-            .stderr(Stdio::null())
-            .output()
-            .ok()?;
-        let menu = String::from_utf8_lossy(&o.stdout).to_string();
-        menu.contains("Show Hermes").then_some((bus, menu))
+        TRAY_PATHS.iter().find_map(|&(item, menu_path)| {
+            let o = Command::new("gdbus")
+                .args(["call", "--session", "--dest", &bus, "--object-path", menu_path])
+                .args(["--timeout", "2", "--method", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"])
+                .stderr(Stdio::null())
+                .output()
+                .ok()?;
+            let menu = String::from_utf8_lossy(&o.stdout).to_string();
+            menu.contains("Show Hermes").then(|| (Tray { bus: bus.clone(), item, menu: menu_path }, menu))
+        })
     })
 }
 
 /// The tray's menu once `pred` holds for it (within `secs`).
-fn tray_menu_when(pid: u32, secs: u64, what: &str, pred: impl Fn(&str) -> bool) -> (String, String) {
+fn tray_menu_when(pid: u32, secs: u64, what: &str, pred: impl Fn(&str) -> bool) -> (Tray, String) {
     let mut last = None;
     within(secs, what, || {
         last = tray(pid);
@@ -473,9 +492,9 @@ fn tray_menu_when(pid: u32, secs: u64, what: &str, pred: impl Fn(&str) -> bool) 
 }
 
 /// The label beside the tray icon (the unread total), as the tray host reads it.
-fn tray_label(bus: &str) -> String {
+fn tray_label(t: &Tray) -> String {
     let o = Command::new("gdbus")
-        .args(["call", "--session", "--dest", bus, "--object-path", TRAY_PATH])
+        .args(["call", "--session", "--dest", &t.bus, "--object-path", t.item])
         .args(["--method", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", "XAyatanaLabel"])
         .stderr(Stdio::null())
         .output()
@@ -484,12 +503,12 @@ fn tray_label(bus: &str) -> String {
 }
 
 /// Clicks the tray menu's item labelled `starts` (dbusmenu's `clicked` event, as the tray host sends it).
-fn tray_click(bus: &str, menu: &str, starts: &str) {
+fn tray_click(t: &Tray, menu: &str, starts: &str) {
     let at = menu.find(&format!("'label': <'{starts}")).unwrap_or_else(|| panic!("{starts:?} in the tray: {menu}"));
     let open = menu[..at].rfind('(').expect("the item's opening");
     let id: i32 = menu[open + 1..at].split(',').next().unwrap().trim().parse().expect("the item's id");
     let ok = Command::new("gdbus")
-        .args(["call", "--session", "--dest", bus, "--object-path", &format!("{TRAY_PATH}/Menu")])
+        .args(["call", "--session", "--dest", &t.bus, "--object-path", t.menu])
         .args(["--method", "com.canonical.dbusmenu.Event", &id.to_string(), "clicked", "<0>", "0"])
         .stdout(Stdio::null())
         .status()
@@ -542,13 +561,13 @@ fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_c
     assert!(note.strings.iter().any(|s| s == "New reply"), "generic text: {note:?}");
     assert!(!notes.raw().contains("4417"), "never the agent's words: {}", notes.raw());
 
-    let (bus, menu) = tray_menu_when(app.pid, 10, "the tray counts the message", |m| m.contains("1 unread"));
+    let (tray_at, menu) = tray_menu_when(app.pid, 10, "the tray counts the message", |m| m.contains("1 unread"));
     assert!(menu.contains("Second agent: "), "the conversation is listed: {menu}");
-    assert!(tray_label(&bus).contains("'1'"), "the unread total beside the icon: {}", tray_label(&bus));
+    assert!(tray_label(&tray_at).contains("'1'"), "the unread total beside the icon: {}", tray_label(&tray_at));
 
     // The notification's own click is not driven here: notify-rust waits for ActionInvoked from the daemon's bus name,
     // and a signal a test emits comes from its own. The tray's entry for the conversation is the other way back.
-    tray_click(&bus, &menu, "Second agent: ");
+    tray_click(&tray_at, &menu, "Second agent: ");
     shown_with(&app, "Stand-up in 5 minutes (cron 4417)");
     app.s.screenshot(&wd::screens().join("resident-notification-opened.png"));
     tray_menu_when(app.pid, 10, "read once shown", |m| m.contains("No unread"));
@@ -584,11 +603,117 @@ fn e2e_resident_a_second_agents_scheduled_message_while_the_first_is_open_and_th
     assert_eq!(app.s.exec(first_open, json!([])), open_before, "the first agent's conversation stays open");
     let chat = app.s.exec("return document.querySelector('main')?.innerText ?? ''", json!([]));
     assert!(!chat.to_string().contains("Backup finished"), "not in the open chat: {chat}");
-    let (bus, menu) = tray_menu_when(app.pid, 10, "the tray counts it", |m| m.contains("1 unread"));
+    let (tray_at, menu) = tray_menu_when(app.pid, 10, "the tray counts it", |m| m.contains("1 unread"));
     app.s.screenshot(&wd::screens().join("resident-second-agent-unread.png"));
 
-    tray_click(&bus, &menu, "Second agent: ");
+    tray_click(&tray_at, &menu, "Second agent: ");
     shown_with(&app, "Backup finished (cron 5521)");
     assert_eq!(app.s.exec(first_open, json!([])), json!("Second agent"), "the second agent's conversation is open now");
     tray_menu_when(app.pid, 10, "read once open", |m| m.contains("No unread"));
+}
+
+/* ---------- the resident process (Linux): the window process ends, a small one keeps the agents ---------- */
+
+/// Processes whose program is named `name` and whose command line or environment names `data` (the resident gets
+/// `--data-dir`, the window process it starts `HERMES_DATA_DIR`).
+fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
+    let data = data.to_string_lossy().to_string();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let prog = cmd.split(|b| *b == 0).next().map(|a| String::from_utf8_lossy(a).to_string()).unwrap_or_default();
+        if prog.rsplit('/').next() != Some(name) {
+            continue;
+        }
+        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains(&data) || String::from_utf8_lossy(&env).contains(&data) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// What a process has mapped: does it hold GTK's or WebKit's libraries?
+fn maps_toolkit(pid: u32) -> bool {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    maps.contains("libwebkit2gtk") || maps.contains("libgtk-3")
+}
+
+/// Hidden past its (shortened) timeout, the window process hands the agents' connections to `hermes-resident` and
+/// ends; the resident process maps neither GTK nor WebKit, keeps both agents connected (A-1: the same device ids),
+/// notifies a scheduled message with generic text and counts it in its own tray; the tray's entry for the
+/// conversation starts the window process on it, which ends the resident and connects again; its tray's Quit ends
+/// everything.
+#[test]
+fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose_tray_brings_the_window_back() {
+    if !enabled() {
+        return;
+    }
+    let notes = Notifications::start();
+    let setup = Setup::new(&["Lab agent", "Second agent"]);
+    let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2")]);
+    within(15, "both agents connected", || setup.connections() == 2);
+    type_and_send(&app.s, "before hiding");
+    body_has(&app.s, "You said: before hiding", 15);
+    let ready = setup.agent.s().ready_count();
+
+    close_main(app.pid);
+    within(30, "the window process ended", || !app.alive());
+    let residents = processes_named("hermes-resident", setup.data.path());
+    assert_eq!(residents.len(), 1, "one resident process: {residents:?}");
+    let resident = residents[0];
+    within(20, "both agents connected through the resident", || {
+        setup.connections() == 2 && setup.agent.s().ready_count() >= ready + 2
+    });
+    assert!(!maps_toolkit(resident), "the resident maps neither GTK nor WebKit");
+    assert!(web_processes(resident).is_empty(), "no webview");
+
+    // a scheduled message while only the resident runs: delivered, notified with generic text, counted in its tray
+    let before = notes.shown().len();
+    let (second_id, device) = &setup.profiles[1];
+    let job = setup.agent.s().schedule_to_device(device, Duration::from_secs(1), "Stand-up in 5 minutes (cron 6610)");
+    assert!(
+        matches!(job.wait(Duration::from_secs(10)), Some(hermes_devserver::CronOutcome::Delivered { connections: 1 })),
+        "the device is connected through the resident"
+    );
+    within(10, "a notification for the scheduled message", || {
+        notes.shown()[before..].iter().any(|n| n.strings.iter().any(|s| s == "Second agent"))
+    });
+    let note = notes.shown().into_iter().skip(before).find(|n| n.strings.iter().any(|s| s == "Second agent")).unwrap();
+    assert!(note.strings.iter().any(|s| s == "New reply"), "generic text: {note:?}");
+    assert!(!notes.raw().contains("6610"), "never the agent's words");
+    let (tray_at, menu) = tray_menu_when(resident, 15, "the resident's tray counts the message", |m| {
+        m.contains("1 unread") && m.contains("Lab agent — connected") && m.contains("Second agent — connected")
+    });
+    assert!(tray_label(&tray_at).contains("'1'"), "the unread total beside the icon: {}", tray_label(&tray_at));
+    let store = hermes_app::App::open(setup.data.path()).unwrap();
+    let conv = store.conversations(second_id).unwrap().into_iter().next().expect("the second agent's conversation");
+    assert_eq!(conv.unread, 1, "stored and counted by the resident");
+    let _ = Command::new("import")
+        .args(["-window", "root"])
+        .arg(wd::screens().join("resident-process-hidden.png"))
+        .status();
+
+    // the tray's entry for the conversation: the window process starts on it, the resident ends
+    tray_click(&tray_at, &menu, "Second agent: ");
+    within(20, "the resident ended", || processes_named("hermes-resident", setup.data.path()).is_empty());
+    let windows = processes_named("hermes-desktop", setup.data.path());
+    assert_eq!(windows.len(), 1, "one window process: {windows:?}");
+    let window = windows[0];
+    within(30, "the window on screen", || !x::shown(window, "Hermes").is_empty());
+    within(30, "the conversation shown (read)", || {
+        store.conversations(second_id).unwrap().into_iter().find(|c| c.id == conv.id).is_some_and(|c| c.unread == 0)
+    });
+    within(20, "both agents connected through the window process", || setup.connections() == 2);
+    std::thread::sleep(Duration::from_millis(800));
+    let _ =
+        Command::new("import").args(["-window", "root"]).arg(wd::screens().join("resident-process-show.png")).status();
+    let (tray_at, menu) = tray_menu_when(window, 15, "the window process's tray", |m| m.contains("No unread"));
+    tray_click(&tray_at, &menu, "Quit");
+    within(20, "quit ends every process", || {
+        processes_named("hermes-desktop", setup.data.path()).is_empty()
+            && processes_named("hermes-resident", setup.data.path()).is_empty()
+    });
+    within(10, "the agents see the device go", || setup.connections() == 0);
 }

@@ -369,6 +369,7 @@ fn e2e(root: &Path, args: &[String]) -> R {
     // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
     let inner = format!(
         "{VIRTUAL_MIC}
+{cargo_bin} build -p hermes-resident --locked
 {cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_chat --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity --test e2e_files --test e2e_grants --test e2e_avatar --test e2e_resident -- --test-threads=1 --nocapture {filter}"
     );
     let shots = target_dir(root).join("e2e-screens");
@@ -389,6 +390,8 @@ fn bench(root: &Path, args: &[String]) -> R {
     }
     let mut inner = VIRTUAL_MIC.to_string();
     if which != "voice" {
+        // the resident process the hidden app hands its connections to (beside the app's binary)
+        inner += &format!("\n{cargo_bin} build --profile bench-app -p hermes-resident --locked");
         inner += &format!(
             "\n{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test bench -- --test-threads=1 --nocapture"
         );
@@ -404,7 +407,7 @@ fn bench(root: &Path, args: &[String]) -> R {
 fn run(root: &Path, args: &[String]) -> R {
     ensure_apt(APT_APP_BUILD)?;
     ui_build(root)?;
-    sh(cargo().current_dir(root).args(["build", "-p", "hermes-desktop"]))?;
+    sh(cargo().current_dir(root).args(["build", "-p", "hermes-desktop", "-p", "hermes-resident"]))?;
     let data = match args.iter().position(|a| a == "--data-dir") {
         Some(i) => PathBuf::from(args.get(i + 1).ok_or("--data-dir needs a folder")?),
         None => {

@@ -47,6 +47,10 @@ pub(crate) async fn stop_engine(app: &AppHandle, state: &AppState, profile_id: &
 
 /// The profile's engine, started when it is not running (with the settings' limits); a running one is left alone.
 pub(crate) async fn ensure_engine(app: &AppHandle, profile_id: &str) -> AppResult<()> {
+    // not while a resident process holds the agents' connections (handover.rs)
+    if let Some(gate) = app.try_state::<crate::handover::Gate>() {
+        gate.opened().await;
+    }
     let state = app.state::<AppState>();
     if state.engines.lock().await.contains_key(profile_id) {
         return Ok(());
