@@ -1,6 +1,7 @@
 //! The tray: a StatusNotifierItem with its com.canonical.dbusmenu menu (ksni, over the session D-Bus), drawing the
-//! dashboard the window process's tray draws (`hermes_app::dashboard`): the icon, "Hermes" as its title, the tooltip
-//! with the unread total and the agents connected, the menu's lines and entries. A click on an entry sends its id to
+//! dashboard the window process's tray draws (`hermes_app::dashboard`): the icon with the unread total on it (a
+//! StatusNotifierItem has no label beside its icon), "Hermes" as its title, the tooltip with the unread total and the
+//! agents connected, the menu's lines and entries. A click on an entry sends its id to
 //! the resident. The item is served at `/StatusNotifierItem` and its menu at `/MenuBar`, on a bus name of its own
 //! (`org.kde.StatusNotifierItem-<pid>-<n>`). No tray host yet (a login start before the desktop is up): the item
 //! registers when one appears; no session bus: no tray, a log line.
@@ -20,19 +21,12 @@ pub const TITLE: &str = "Hermes";
 /// What the StatusNotifierItem serves.
 pub struct HermesTray {
     dashboard: Dashboard,
-    icons: Vec<ksni::Icon>,
+    icons: Vec<Pixmap>,
     clicks: mpsc::UnboundedSender<String>,
 }
 
 impl HermesTray {
-    pub fn new(icons: &[Pixmap], clicks: mpsc::UnboundedSender<String>) -> HermesTray {
-        let icons = icons
-            .iter()
-            .filter_map(|p| {
-                let (width, height) = (i32::try_from(p.width).ok()?, i32::try_from(p.height).ok()?);
-                Some(ksni::Icon { width, height, data: p.argb.clone() })
-            })
-            .collect();
+    pub fn new(icons: Vec<Pixmap>, clicks: mpsc::UnboundedSender<String>) -> HermesTray {
         HermesTray { dashboard: Dashboard::default(), icons, clicks }
     }
 }
@@ -49,8 +43,16 @@ impl ksni::Tray for HermesTray {
         TITLE.into()
     }
 
+    /// The app's icon, with the unread total on it (see [`crate::icon::badged`]).
     fn icon_pixmap(&self) -> Vec<ksni::Icon> {
-        self.icons.clone()
+        let total = self.dashboard.total_unread();
+        self.icons
+            .iter()
+            .filter_map(|p| {
+                let (width, height) = (i32::try_from(p.width).ok()?, i32::try_from(p.height).ok()?);
+                Some(ksni::Icon { width, height, data: crate::icon::badged(p, total).argb })
+            })
+            .collect()
     }
 
     fn tool_tip(&self) -> ksni::ToolTip {
@@ -96,7 +98,7 @@ impl TrayView for Sni {
 
 /// Serves the tray on the session bus; `None` (a log line) where there is no session bus.
 pub async fn start(clicks: mpsc::UnboundedSender<String>) -> Option<Sni> {
-    let tray = HermesTray::new(&crate::icon::app_icons(), clicks);
+    let tray = HermesTray::new(crate::icon::app_icons(), clicks);
     let handle = match tray.assume_sni_available(true).spawn().await {
         Ok(h) => h,
         Err(e) => {

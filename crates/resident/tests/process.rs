@@ -16,9 +16,9 @@ use hermes_resident::{Launcher, Target, WindowLauncher};
 const BIN: &str = env!("CARGO_BIN_EXE_hermes-resident");
 
 /// The resident with no bus to talk to (no tray, no notifications, no network watcher) and no keychain.
-fn resident(data: &Path, logs: &Path) -> Command {
+fn resident(data: &Path, logs: &Path, app: &Path) -> Command {
     let mut cmd = Command::new(BIN);
-    cmd.arg("--data-dir").arg(data).arg("--log-dir").arg(logs).arg("--app").arg("/nonexistent/hermes-desktop");
+    cmd.arg("--data-dir").arg(data).arg("--log-dir").arg(logs).arg("--app").arg(app);
     cmd.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
         .env("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/bus")
         .env("HERMES_NO_KEYCHAIN", "1")
@@ -30,7 +30,11 @@ fn resident(data: &Path, logs: &Path) -> Command {
 fn the_hand_over_ready_line_then_closed_stdout_a_second_resident_and_sigterm() {
     let data = tempfile::tempdir().unwrap();
     let logs = data.path().join("logs");
-    let mut child = resident(data.path(), &logs).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = resident(data.path(), &logs, Path::new("/nonexistent/hermes-desktop"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut out = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
@@ -41,7 +45,7 @@ fn the_hand_over_ready_line_then_closed_stdout_a_second_resident_and_sigterm() {
     assert!(child.try_wait().unwrap().is_none(), "still running");
     assert!(try_hold(data.path()).unwrap().is_none(), "it holds the lock");
 
-    let second = resident(data.path(), &logs).output().unwrap();
+    let second = resident(data.path(), &logs, Path::new("/nonexistent/hermes-desktop")).output().unwrap();
     assert!(second.status.success(), "{second:?}");
     assert_eq!(String::from_utf8_lossy(&second.stderr).trim(), "hermes-resident: already running");
     assert!(second.stdout.is_empty(), "no ready line from the second one");
@@ -129,4 +133,173 @@ fn the_tray_icon_is_the_apps_icon_in_argb32() {
     }
     assert_eq!(hermes_resident::icon::decode(&png).unwrap().argb, [255, 255, 0, 0]);
     assert!(hermes_resident::icon::decode(b"not a png").is_err());
+}
+
+/// The unread total on the icon: a red disc in the bottom-right corner with the number in white, the rest of the
+/// icon untouched; a different picture per number up to 9, then "9+"; nothing for none.
+#[test]
+fn the_unread_total_is_drawn_on_the_icon() {
+    use hermes_resident::icon::{Pixmap, badged};
+    let px = |p: &Pixmap, x: u32, y: u32| {
+        let at = ((y * p.width + x) * 4) as usize;
+        <[u8; 4]>::try_from(&p.argb[at..at + 4]).unwrap()
+    };
+    for size in [32, 64] {
+        let blank = Pixmap { width: size, height: size, argb: vec![0; (size * size * 4) as usize] };
+        assert_eq!(badged(&blank, 0), blank);
+        let one = badged(&blank, 1);
+        let d = size * 9 / 16;
+        let changed: Vec<(u32, u32)> =
+            (0..size).flat_map(|y| (0..size).map(move |x| (x, y))).filter(|&(x, y)| px(&one, x, y) != [0; 4]).collect();
+        assert!(changed.iter().all(|&(x, y)| x >= size - d && y >= size - d), "only the corner is drawn on");
+        assert_eq!(px(&one, size - d / 2, size - 2)[0], 255, "an opaque disc");
+        assert_eq!(px(&one, size - d / 2, size - d / 2), [255; 4], "the digit's middle stroke is white");
+        let pictures: std::collections::HashSet<Vec<u8>> = (1..=12).map(|n| badged(&blank, n).argb).collect();
+        assert_eq!(pictures.len(), 10, "1 to 9, then one \"9+\"");
+    }
+}
+
+/// A private session bus (`dbus-daemon`), ended when dropped.
+struct Bus {
+    daemon: std::process::Child,
+    address: String,
+}
+
+impl Bus {
+    /// `None` where the machine has no `dbus-daemon` or `gdbus` (the test then says so and checks nothing).
+    fn start() -> Option<Bus> {
+        let has = |tool: &str, arg: &str| Command::new(tool).arg(arg).output().is_ok_and(|o| o.status.success());
+        if !has("dbus-daemon", "--version") || !has("gdbus", "help") {
+            return None;
+        }
+        let mut daemon = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut address = String::new();
+        BufReader::new(daemon.stdout.take()?).read_line(&mut address).ok()?;
+        Some(Bus { daemon, address: address.trim().to_string() })
+    }
+
+    /// `gdbus call` on this bus; its output.
+    fn call(&self, dest: &str, path: &str, method: &str, args: &[&str]) -> String {
+        let out = Command::new("gdbus")
+            .args(["call", "--address", &self.address, "--dest", dest, "--object-path", path, "--method", method])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{method}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The tray item's bus name once it has one.
+    fn tray_name(&self) -> String {
+        let t = Instant::now();
+        loop {
+            let names =
+                self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.ListNames", &[]);
+            if let Some(at) = names.find("org.kde.StatusNotifierItem-") {
+                return names[at..].split('\'').next().unwrap().to_string();
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "no tray item on the bus: {names}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+/// The id of the dbusmenu item whose label starts with `starts`, in a `GetLayout` answer.
+fn item_id(layout: &str, starts: &str) -> String {
+    let at = layout.find(&format!("'label': <'{starts}")).unwrap_or_else(|| panic!("{starts:?} in {layout}"));
+    let open = layout[..at].rfind('(').unwrap();
+    layout[open + 1..at].split(',').next().unwrap().trim().to_string()
+}
+
+/// The tray as a tray host reads it over D-Bus (StatusNotifierItem + com.canonical.dbusmenu): "Hermes", the app's
+/// icon, the unread total in the tooltip and the menu (counted by the store: they survive the window process), the
+/// agent's line; a click on the conversation's entry starts the window process on it, Quit ends the resident.
+#[test]
+fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
+    let Some(bus) = Bus::start() else {
+        eprintln!("no dbus-daemon or gdbus here: the tray is not checked");
+        return;
+    };
+    let data = tempfile::tempdir().unwrap();
+    let app = hermes_app::App::open(data.path()).unwrap();
+    let (p, conv) = app
+        .with_store(|s| {
+            let p = s.profile_create(&hermes_store::NewProfile::adapter("Lab agent", "ws://127.0.0.1:9"))?;
+            let c = s.conversation_for_adapter(&p.id)?;
+            for text in ["one", "two"] {
+                s.message_upsert(&hermes_store::Message::new(&c.id, hermes_store::Direction::Down, text, 1))?;
+            }
+            Ok((p, c))
+        })
+        .unwrap();
+    drop(app);
+    let out = data.path().join("launched");
+    let script = data.path().join("hermes-desktop");
+    std::fs::write(&script, format!("#!/bin/sh\necho \"$*\" > '{0}.tmp' && mv '{0}.tmp' '{0}'\n", out.display()))
+        .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut child = resident(data.path(), &data.path().join("logs"), &script)
+        .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let name = bus.tray_name();
+    let get = |prop: &str| {
+        bus.call(
+            &name,
+            "/StatusNotifierItem",
+            "org.freedesktop.DBus.Properties.Get",
+            &["org.kde.StatusNotifierItem", prop],
+        )
+    };
+    assert_eq!(get("Title").trim(), "(<'Hermes'>,)");
+    assert!(get("IconPixmap").starts_with("(<[(32, 32, [byte "), "the app's icon");
+    let layout_when = |pred: &dyn Fn(&str) -> bool| {
+        let t = Instant::now();
+        loop {
+            let layout = bus.call(&name, "/MenuBar", "com.canonical.dbusmenu.GetLayout", &["--", "0", "-1", "[]"]);
+            if pred(&layout) {
+                return layout;
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "the menu never showed what was expected: {layout}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let layout = layout_when(&|l| l.contains("'2 unread'"));
+    assert!(layout.contains("'label': <'Lab agent — offline'>"), "{layout}");
+    assert!(get("ToolTip").contains("Hermes — 2 unread · 0 of 1 agents connected"), "{}", get("ToolTip"));
+
+    let click = |id: &str| bus.call(&name, "/MenuBar", "com.canonical.dbusmenu.Event", &[id, "clicked", "<0>", "0"]);
+    click(&item_id(&layout, "Lab agent: "));
+    let t = Instant::now();
+    while !out.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "the conversation's entry started no window process");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(std::fs::read_to_string(&out).unwrap().trim(), format!("{OPEN_FLAG} {} {}", p.id, conv.id));
+    click(&item_id(&layout, "Mute notifications"));
+    let layout = layout_when(&|l| l.contains("'Notifications muted — unmute'"));
+    click(&item_id(&layout, "Quit"));
+    let t = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "Quit did not end the resident");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(0));
 }
