@@ -491,15 +491,20 @@ fn tray_menu_when(pid: u32, secs: u64, what: &str, pred: impl Fn(&str) -> bool) 
     last.unwrap()
 }
 
-/// The label beside the tray icon (the unread total), as the tray host reads it.
-fn tray_label(t: &Tray) -> String {
+/// A StatusNotifierItem property of the tray, as the tray host reads it.
+fn sni_property(t: &Tray, name: &str) -> String {
     let o = Command::new("gdbus")
         .args(["call", "--session", "--dest", &t.bus, "--object-path", t.item])
-        .args(["--method", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", "XAyatanaLabel"])
+        .args(["--method", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", name])
         .stderr(Stdio::null())
         .output()
         .expect("gdbus");
     String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+/// The label beside the tray icon (the unread total; libappindicator's), as the tray host reads it.
+fn tray_label(t: &Tray) -> String {
+    sni_property(t, "XAyatanaLabel")
 }
 
 /// Clicks the tray menu's item labelled `starts` (dbusmenu's `clicked` event, as the tray host sends it).
@@ -634,6 +639,17 @@ fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
     out
 }
 
+/// The app's and the resident's logs (the tail of each file), for a failure's message.
+fn logs(setup: &Setup) -> String {
+    let mut out = String::new();
+    for p in wd::app::paths_under(&[setup.data.path().join("logs")]) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(40).collect();
+        out += &format!("--- {}\n{}\n", p.display(), tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    }
+    out
+}
+
 /// What a process has mapped: does it hold GTK's or WebKit's libraries?
 fn maps_toolkit(pid: u32) -> bool {
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
@@ -659,7 +675,11 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     let ready = setup.agent.s().ready_count();
 
     close_main(app.pid);
-    within(30, "the window process ended", || !app.alive());
+    let t = Instant::now();
+    while app.alive() {
+        assert!(t.elapsed() < Duration::from_secs(30), "the window process did not end; its log:\n{}", logs(&setup));
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let residents = processes_named("hermes-resident", setup.data.path());
     assert_eq!(residents.len(), 1, "one resident process: {residents:?}");
     let resident = residents[0];
@@ -667,6 +687,10 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
         setup.connections() == 2 && setup.agent.s().ready_count() >= ready + 2
     });
     assert!(!maps_toolkit(resident), "the resident maps neither GTK nor WebKit");
+    // a figure for the notes, not a goal checked here (the bench measures the optimised build)
+    let rollup = std::fs::read_to_string(format!("/proc/{resident}/smaps_rollup")).unwrap_or_default();
+    let pss = rollup.lines().find(|l| l.starts_with("Pss:")).unwrap_or_default().to_string();
+    eprintln!("resident process (debug build), 2 agents connected: {pss}");
     assert!(web_processes(resident).is_empty(), "no webview");
 
     // a scheduled message while only the resident runs: delivered, notified with generic text, counted in its tray
@@ -686,7 +710,9 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     let (tray_at, menu) = tray_menu_when(resident, 15, "the resident's tray counts the message", |m| {
         m.contains("1 unread") && m.contains("Lab agent — connected") && m.contains("Second agent — connected")
     });
-    assert!(tray_label(&tray_at).contains("'1'"), "the unread total beside the icon: {}", tray_label(&tray_at));
+    // (ksni has no label beside the icon: the total is in the tooltip, the menu and drawn on the icon)
+    let tip = sni_property(&tray_at, "ToolTip");
+    assert!(tip.contains("Hermes — 1 unread · 2 of 2 agents connected"), "the unread total in the tooltip: {tip}");
     let store = hermes_app::App::open(setup.data.path()).unwrap();
     let conv = store.conversations(second_id).unwrap().into_iter().next().expect("the second agent's conversation");
     assert_eq!(conv.unread, 1, "stored and counted by the resident");

@@ -31,9 +31,22 @@ pub fn build(root: &Path, bundles: &[&str], build_ui: bool) -> Result<Vec<PathBu
         let _ = std::fs::remove_dir_all(out.join(b));
     }
     let list = bundles.join(",");
+    // `hermes-resident` (the window process hands its connections to it) goes beside the app as a Tauri sidecar:
+    // built first, copied under its target triple, named in the config for this build only (a `tauri.conf.json`
+    // entry would make every build of the app require the file).
+    sh(cargo().current_dir(root).args(["build", "--release", "--locked", "-p", "hermes-resident"]))?;
+    let triple = output(Command::new("rustc").arg("-vV"))?
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .ok_or("rustc -vV names no host")?;
+    let sidecars = root.join("src-tauri/binaries");
+    std::fs::create_dir_all(&sidecars).map_err(|e| e.to_string())?;
+    std::fs::copy(target_dir(root).join("release/hermes-resident"), sidecars.join(format!("hermes-resident-{triple}")))
+        .map_err(|e| format!("cannot copy hermes-resident: {e}"))?;
     let mut c = Command::new("npx");
     c.current_dir(root.join("ui"))
         .args(["--no-install", "tauri", "build", "--ci", "--bundles", &list])
+        .args(["--config", r#"{"bundle":{"externalBin":["binaries/hermes-resident"]}}"#])
         // tauri crate 2.11 vs @tauri-apps/api 2.12 (both 2.x; the UI only uses core `invoke`/`Channel`/`listen`)
         .arg("--ignore-version-mismatches")
         .args(["--", "--locked"])
@@ -237,9 +250,23 @@ pub fn package_test(root: &Path, build_ui: bool) -> R {
 fn run_installed(root: &Path, files: &[PathBuf]) -> R {
     let bin = files
         .iter()
-        .find(|p| p.parent() == Some(Path::new("/usr/bin")))
-        .ok_or_else(|| format!("the package installs no program in /usr/bin: {files:?}"))?
+        .find(|p| p.as_path() == Path::new("/usr/bin/hermes-desktop"))
+        .ok_or_else(|| format!("the package installs no /usr/bin/hermes-desktop: {files:?}"))?
         .clone();
+    // the resident process, beside it (handover.rs looks there): without arguments it says how to use it (exit 2)
+    let resident = Path::new("/usr/bin/hermes-resident");
+    if !files.iter().any(|p| p == resident) {
+        return Err(format!("the package installs no {}: {files:?}", resident.display()));
+    }
+    let usage = Command::new(resident).output().map_err(|e| format!("{}: {e}", resident.display()))?;
+    if usage.status.code() != Some(2) || !String::from_utf8_lossy(&usage.stderr).contains("--data-dir") {
+        return Err(format!(
+            "{} without arguments: {:?} {}",
+            resident.display(),
+            usage.status,
+            String::from_utf8_lossy(&usage.stderr)
+        ));
+    }
     let desktop = files
         .iter()
         .find(|p| p.extension().is_some_and(|e| e == "desktop"))
