@@ -47,62 +47,14 @@ fn open(app: &AppHandle, profile_id: String, conversation_id: String) {
 
 #[cfg(target_os = "linux")]
 mod platform {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-
     use tauri::AppHandle;
 
-    /// The notification on screen per conversation (its daemon id), while its thread waits for a click.
-    fn shown() -> &'static Mutex<HashMap<(String, String), u32>> {
-        static SHOWN: OnceLock<Mutex<HashMap<(String, String), u32>>> = OnceLock::new();
-        SHOWN.get_or_init(Default::default)
-    }
-
-    /// Off the calling thread: the D-Bus call, then (for a conversation) the wait for its default action.
+    /// Off the calling thread (`hermes_app::notice`): a click shows the window on the conversation.
     pub fn show(app: &AppHandle, title: &str, body: &str, target: Option<(String, String)>) {
-        let (app, title, body) = (app.clone(), title.to_string(), body.to_string());
-        let spawned = std::thread::Builder::new().name("hermes-notify".into()).spawn(move || {
-            let mut n = notify_rust::Notification::new();
-            n.appname("Hermes").summary(&title).body(&body);
-            let Some(key) = target else {
-                if let Err(e) = n.show() {
-                    tracing::warn!("notification failed: {e}");
-                }
-                return;
-            };
-            n.action("default", "Open");
-            let replaces = shown().lock().ok().and_then(|m| m.get(&key).copied());
-            if let Some(id) = replaces {
-                // the thread that waits for this conversation's notification waits for this one too
-                n.id(id);
-                if let Err(e) = n.show() {
-                    tracing::warn!("notification failed: {e}");
-                }
-                return;
-            }
-            let handle = match n.show() {
-                Ok(h) => h,
-                Err(e) => {
-                    tracing::warn!("notification failed: {e}");
-                    return;
-                }
-            };
-            if let Ok(mut m) = shown().lock() {
-                m.insert(key.clone(), handle.id());
-            }
-            let mut clicked = false;
-            handle.wait_for_action(|action| clicked = action == "default");
-            if let Ok(mut m) = shown().lock() {
-                m.remove(&key);
-            }
-            if clicked {
-                tracing::info!("notification clicked: opening its conversation");
-                super::open(&app, key.0, key.1);
-            }
+        let app = app.clone();
+        hermes_app::notice::show(title, body, target, move |(profile, conversation)| {
+            super::open(&app, profile, conversation)
         });
-        if let Err(e) = spawned {
-            tracing::warn!("cannot start the notification thread: {e}");
-        }
     }
 }
 

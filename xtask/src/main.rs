@@ -365,14 +365,15 @@ trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true' EXI
 fn e2e(root: &Path, args: &[String]) -> R {
     let filter = args.first().map(String::as_str).unwrap_or("e2e_");
     // `hermes-resident` beside the app's binary (the window process hands its connections to it): built as the
-    // workspace's tests build it (a no-op after `cargo xtask test`'s own run; `-p hermes-resident` would unify other
-    // features and build every shared dependency once more)
+    // workspace's tests build it, and outside the headless session, whose environment makes some build scripts run
+    // again (a no-op after `cargo xtask test`'s own run; `-p hermes-resident` would unify other features and build
+    // every shared dependency once more)
+    sh(cargo().current_dir(root).args(["test", "--workspace", "--all-targets", "--locked", "--no-run"]))?;
     let cargo_bin = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // A PulseAudio daemon with a null sink (`vsink`, its monitor the default source) is the virtual microphone of
     // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
     let inner = format!(
         "{VIRTUAL_MIC}
-{cargo_bin} test --workspace --all-targets --locked --no-run
 {cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_chat --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity --test e2e_files --test e2e_grants --test e2e_avatar --test e2e_resident -- --test-threads=1 --nocapture {filter}"
     );
     let shots = target_dir(root).join("e2e-screens");

@@ -13,6 +13,8 @@ pub mod delta;
 mod error;
 mod history;
 pub mod hub;
+#[cfg(all(target_os = "linux", feature = "notify"))]
+pub mod notice;
 mod profiles;
 pub mod resident;
 pub mod settings;
