@@ -797,4 +797,7 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
             && processes_named("hermes-resident", setup.data.path()).is_empty()
     });
     within(10, "the agents see the device go", || setup.connections() == 0);
+    // the resident's log and everything both processes wrote: no token
+    assert!(setup.data.path().join("logs/resident.log").exists(), "the resident logged");
+    assert_token_nowhere(setup.data.path(), TOKEN);
 }
