@@ -71,6 +71,19 @@ fn profile(app: &App, name: &str, url: &str) -> Profile {
 /// leading to its conversation; the tray counts it and lists the conversation, whose entry starts the window process
 /// on it. Muted from the tray, the next message raises none (still counted); unmuted, Show and Quit; Quit closes
 /// every connection (the devserver sees them go).
+/// The resident's loop on a task of its own, until the returned sender fires (or is dropped).
+fn run_until_stopped(resident: &Resident) -> (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>) {
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let r = resident.clone();
+    let running = tokio::spawn(async move {
+        r.run(async {
+            let _ = stop_rx.await;
+        })
+        .await
+    });
+    (stop_tx, running)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a1_a_scheduled_message_notifies_once_counts_and_opens_its_conversation_and_mute_silences_it() {
     let server = hermes_devserver::start(hermes_devserver::Config::fast()).await.unwrap();
@@ -99,16 +112,7 @@ async fn a1_a_scheduled_message_notifies_once_counts_and_opens_its_conversation_
     let resident = Resident::start(parts).await;
     let (tray_tx, mut tray) = mpsc::unbounded_channel();
     resident.set_tray(Box::new(Tray(tray_tx)));
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let running = {
-        let r = resident.clone();
-        tokio::spawn(async move {
-            r.run(async {
-                let _ = stop_rx.await;
-            })
-            .await
-        })
-    };
+    let (stop_tx, running) = run_until_stopped(&resident);
 
     let mut started = vec![lab.id.clone(), second.id.clone(), denied.id.clone()];
     started.sort();
@@ -206,16 +210,7 @@ async fn the_stop_signal_closes_every_connection() {
     resident.set_tray(Box::new(Tray(tray_tx)));
     tray_until(&mut tray, "connected", |d| state_of(d, &lab) == AgentState::Connected).await;
     assert_eq!(server.connections(), 1);
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let running = {
-        let r = resident.clone();
-        tokio::spawn(async move {
-            r.run(async {
-                let _ = stop_rx.await;
-            })
-            .await
-        })
-    };
+    let (stop_tx, running) = run_until_stopped(&resident);
     stop_tx.send(()).unwrap();
     tokio::time::timeout(WAIT, running).await.expect("the stop ends the resident").unwrap();
     let closed = tokio::time::timeout(WAIT, async {
