@@ -225,8 +225,22 @@ pub fn close_main(pid: u32) {
         shown = x::shown(pid, "Hermes");
         !shown.is_empty()
     });
-    for w in shown {
-        x::close(w);
+    // Asked again every 2 s until it is off screen: a close request sent right after a reply has been seen to get
+    // lost now and then (no CloseRequested at all in the app's log), as a second click on a close button would.
+    let t = Instant::now();
+    loop {
+        for w in &shown {
+            x::close(*w);
+        }
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_secs(2) {
+            if x::shown(pid, "Hermes").is_empty() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "the main window never went off screen");
+        shown = x::shown(pid, "Hermes");
     }
 }
 
@@ -326,7 +340,15 @@ fn e2e_resident_hidden_past_the_timeout_without_a_resident_process_loses_its_web
     assert!(!app.web_processes().is_empty(), "a page has its web process");
 
     close_main(app.pid);
-    within(20, "the web process gone", || app.web_processes().is_empty());
+    let t = Instant::now();
+    while !app.web_processes().is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "the web process is still there; the app's log:\n{}",
+            logs(&setup)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     assert!(app.alive(), "the app lives on without its webview");
     assert_eq!(setup.connections(), 1, "still connected");
 
@@ -716,15 +738,7 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     let ready = setup.agent.s().ready_count();
 
     close_main(app.pid);
-    // (a close request sent while the page is still busy has been seen to get lost: asked again until it is hidden)
     let t = Instant::now();
-    while app.alive() && !x::shown(app.pid, "Hermes").is_empty() {
-        assert!(t.elapsed() < Duration::from_secs(10), "the window never hid; its log:\n{}", logs(&setup));
-        std::thread::sleep(Duration::from_millis(500));
-        for w in x::shown(app.pid, "Hermes") {
-            x::close(w);
-        }
-    }
     while app.alive() {
         assert!(t.elapsed() < Duration::from_secs(30), "the window process did not end; its log:\n{}", logs(&setup));
         std::thread::sleep(Duration::from_millis(100));
