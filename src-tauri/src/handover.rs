@@ -31,7 +31,7 @@ pub fn refusal(app: &AppHandle) -> Option<&'static str> {
     if std::env::var_os("HERMES_NO_RESIDENT").is_some() {
         return Some("turned off by HERMES_NO_RESIDENT");
     }
-    let st = app.try_state::<AppState>()?;
+    let Some(st) = app.try_state::<AppState>() else { return Some("the app is not set up") };
     if st.session_tokens.lock().map(|m| !m.is_empty()).unwrap_or(true) {
         return Some("a token is kept for this session only (or the demo agent runs in this process)");
     }
