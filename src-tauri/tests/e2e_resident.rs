@@ -362,7 +362,8 @@ fn e2e_resident_hidden_past_the_timeout_without_a_resident_process_loses_its_web
         .unwrap();
     assert!(second.success(), "the second start hands over and ends");
     within(20, "the window on screen again", || !x::shown(app.pid, "Hermes").is_empty());
-    assert!(!app.web_processes().is_empty(), "a new web process");
+    // the window maps before WebKit has started its web process for the page: wait for it, don't sample once
+    within(20, "a new web process", || !app.web_processes().is_empty());
     attach_rebuilt(&app.s);
     body_has(&app.s, "You said: before hiding", 15);
     wd::app::type_and_send(&app.s, "after showing");
