@@ -39,9 +39,11 @@ pub trait Notifier: Send + Sync {
     fn notify(&self, note: Note);
 }
 
-/// Starts the window process: on nothing in particular (`None`: Show) or on a conversation.
+/// Starts the window process: on nothing in particular (`None`: Show) or on a conversation; or with only the Quick
+/// Ask panel (the global shortcut).
 pub trait Launcher: Send + Sync {
     fn launch(&self, target: Option<Target>);
+    fn quick_ask(&self);
 }
 
 /// Draws the dashboard (the StatusNotifierItem; a test's recorder). Must not block.
@@ -137,8 +139,11 @@ impl Resident {
 
     /// The tray, once it exists: shown the dashboard at once, then on every change.
     pub fn set_tray(&self, view: Box<dyn TrayView>) {
+        // shown and stored under the lock a refresh takes: an engine's change that comes meanwhile waits and is shown
+        // after this (shown first and stored after, a `ready` in between was lost until the next change)
+        let mut tray = self.0.tray.lock().unwrap_or_else(|e| e.into_inner());
         view.show(&self.dashboard());
-        *self.0.tray.lock().unwrap_or_else(|e| e.into_inner()) = Some(view);
+        *tray = Some(view);
     }
 
     /// Where the tray sends the ids of the items clicked (`hermes_app::dashboard::action` reads them).
