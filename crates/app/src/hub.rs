@@ -62,6 +62,8 @@ pub struct Seen {
 
 struct Sub {
     id: u64,
+    /// The window the page lives in (`main`, `quick`): one subscription per window and agent.
+    view: String,
     sink: Sink,
     delta: StreamDelta,
 }
@@ -84,7 +86,8 @@ struct Line {
     ready: Option<EngineEvent>,
     /// What came after it (`connecting`, `disconnected`, `access_denied`) and when.
     after: Option<(EngineEvent, i64)>,
-    sub: Option<Sub>,
+    /// The pages that show the agent, one per window (the main window's, the Quick Ask panel's).
+    subs: Vec<Sub>,
     notified: VecDeque<String>,
 }
 
@@ -152,13 +155,15 @@ impl Hub {
         self.lines.lock().unwrap_or_else(|e| e.into_inner()).remove(profile_id);
     }
 
-    /// A page subscribes to the agent (replacing any earlier page: one page per agent): the connection's state is
-    /// replayed to it first. Returns the subscription's id (for [`Hub::detach`]).
-    pub fn attach(&self, profile_id: &str, sink: Sink) -> u64 {
+    /// A page of window `view` subscribes to the agent (replacing that window's earlier page: one page per window
+    /// and agent; other windows keep theirs): the connection's state is replayed to it first. Returns the
+    /// subscription's id (for [`Hub::detach`]).
+    pub fn attach(&self, profile_id: &str, view: &str, sink: Sink) -> u64 {
         let id = self.next_sub.fetch_add(1, Ordering::Relaxed) + 1;
         let now = now_ms();
         self.with(profile_id, |l| {
-            let mut sub = Sub { id, sink, delta: StreamDelta::default() };
+            l.subs.retain(|s| s.view != view);
+            let mut sub = Sub { id, view: view.to_string(), sink, delta: StreamDelta::default() };
             let mut alive = true;
             if let Some(ready) = l.ready.clone() {
                 alive = sub.send(ready);
@@ -168,23 +173,26 @@ impl Hub {
             {
                 alive = sub.send(aged(ev, now - at));
             }
-            l.sub = alive.then_some(sub);
+            if alive {
+                l.subs.push(sub);
+            }
         });
         id
     }
 
     /// The page of subscription `sub_id` went away (a newer page keeps its own subscription).
     pub fn detach(&self, profile_id: &str, sub_id: u64) {
-        self.with(profile_id, |l| {
-            if l.sub.as_ref().is_some_and(|s| s.id == sub_id) {
-                l.sub = None;
-            }
-        });
+        self.with(profile_id, |l| l.subs.retain(|s| s.id != sub_id));
     }
 
-    /// Whether a page is attached to the agent.
+    /// Whether a page (of any window) is attached to the agent.
     pub fn has_page(&self, profile_id: &str) -> bool {
-        self.with(profile_id, |l| l.sub.is_some())
+        self.with(profile_id, |l| !l.subs.is_empty())
+    }
+
+    /// Whether window `view`'s page is attached to the agent.
+    pub fn has_page_in(&self, profile_id: &str, view: &str) -> bool {
+        self.with(profile_id, |l| l.subs.iter().any(|s| s.view == view))
     }
 
     /// The agent's state and since when.
@@ -223,10 +231,17 @@ impl Hub {
                 EngineEvent::Prompt { id, .. } if l.first_time(id) => seen.incoming = Some(Incoming::Card),
                 _ => {}
             }
-            if let Some(sub) = l.sub.as_mut() {
-                seen.delivered = sub.send(ev);
-                if !seen.delivered {
-                    l.sub = None;
+            // every page gets it (a page that is gone is detached); the last one needs no copy
+            let mut subs = std::mem::take(&mut l.subs);
+            let last = subs.len().saturating_sub(1);
+            let mut ev = Some(ev);
+            for (i, mut sub) in subs.drain(..).enumerate() {
+                let one = if i == last { ev.take() } else { ev.clone() };
+                if let Some(one) = one
+                    && sub.send(one)
+                {
+                    seen.delivered = true;
+                    l.subs.push(sub);
                 }
             }
             seen
@@ -363,7 +378,7 @@ mod tests {
         hub.event("p", EngineEvent::Connecting { attempt: 1 });
         hub.event("p", ready());
         let (sink, first) = page(true);
-        let first_id = hub.attach("p", sink);
+        let first_id = hub.attach("p", "main", sink);
         assert_eq!(names(&first), ["ready"], "a page built while connected learns it at once (with the features)");
         match &first.lock().unwrap()[0] {
             UiEvent::Engine(EngineEvent::Ready { features, .. }) => assert!(!features.files),
@@ -374,7 +389,7 @@ mod tests {
 
         // the page is rebuilt: the new one gets the truth (ready, then the drop, its retry no later than announced)
         let (sink, second) = page(true);
-        let second_id = hub.attach("p", sink);
+        let second_id = hub.attach("p", "main", sink);
         assert_eq!(names(&second), ["ready", "disconnected"]);
         match &second.lock().unwrap()[1] {
             UiEvent::Engine(EngineEvent::Disconnected { retry_in_ms: Some(r), .. }) => assert!(*r <= 8000),
@@ -392,8 +407,38 @@ mod tests {
         // after a new `ready` the replay is that ready alone
         hub.event("p", ready());
         let (sink, third) = page(true);
-        hub.attach("p", sink);
+        hub.attach("p", "main", sink);
         assert_eq!(names(&third), ["ready"]);
+    }
+
+    #[test]
+    fn the_main_window_and_the_quick_ask_panel_each_keep_their_page_and_both_get_the_stream() {
+        let hub = Hub::default();
+        hub.started("p");
+        hub.event("p", ready());
+        let (sink, main) = page(true);
+        let main_id = hub.attach("p", "main", sink);
+        let (sink, quick) = page(true);
+        hub.attach("p", "quick", sink);
+        assert_eq!(names(&quick), ["ready"], "the panel gets the replay");
+        assert_eq!(names(&main), ["ready"], "and the main window's page is not replaced by it");
+        hub.event("p", msg("r1", "Hel", false));
+        hub.event("p", msg("r1", "Hello", true));
+        // each page has its own stream state: both get the first chunk whole and the end as a tail
+        assert_eq!(names(&main), ["ready", "message", "message_append"]);
+        assert_eq!(names(&quick), ["ready", "message", "message_append"]);
+        // the panel's page is rebuilt: it replaces the panel's old page only
+        let (sink, quick2) = page(true);
+        hub.attach("p", "quick", sink);
+        hub.event("p", EngineEvent::Typing { on: true });
+        assert_eq!(names(&quick).len(), 3, "the panel's old page hears nothing more");
+        assert_eq!(names(&quick2), ["ready", "typing"]);
+        assert_eq!(names(&main).last().map(String::as_str), Some("typing"));
+        // the main window's page goes: the panel's stays, and still counts as delivered
+        hub.detach("p", main_id);
+        assert!(hub.has_page("p") && hub.has_page_in("p", "quick") && !hub.has_page_in("p", "main"));
+        assert!(hub.event("p", msg("r2", "Hi", true)).delivered);
+        assert_eq!(names(&main).last().map(String::as_str), Some("typing"));
     }
 
     #[test]
@@ -402,7 +447,7 @@ mod tests {
         hub.started("p");
         hub.event("p", ready());
         let (sink, got) = page(false); // its channel is gone: the first send fails
-        hub.attach("p", sink);
+        hub.attach("p", "main", sink);
         assert_eq!(names(&got), ["ready"]);
         assert!(!hub.has_page("p"), "detached on the failed send");
         let seen = hub.event("p", msg("r1", "while away", true));
@@ -416,7 +461,7 @@ mod tests {
         let hub = Hub::default();
         hub.started("p");
         let (sink, got) = page(true);
-        hub.attach("p", sink);
+        hub.attach("p", "main", sink);
         let incoming = |ev| hub.event("p", ev).incoming;
         assert_eq!(incoming(msg("r1", "Hel", false)), None, "a reply still streaming");
         assert_eq!(incoming(msg("r1", "Hello", true)), Some(Incoming::Reply));
@@ -467,7 +512,7 @@ mod tests {
         assert!(hub.event("p", ready()).state_changed);
         assert!(hub.stopped("p"));
         let (sink, got) = page(true);
-        hub.attach("p", sink);
+        hub.attach("p", "main", sink);
         assert!(names(&got).is_empty(), "a stopped engine replays nothing");
     }
 
@@ -515,7 +560,7 @@ mod tests {
         assert_eq!(convs[0].preview.as_deref(), Some("Stand-up in 5"), "stored");
 
         let (sink, got) = page(true);
-        hub.attach(&profile.id, sink);
+        hub.attach(&profile.id, "main", sink);
         assert_eq!(names(&got), ["ready"]);
         server.schedule_to_device(&profile.device_id, Duration::from_millis(50), "and another");
         assert!(next_news().delivered, "the page has it");

@@ -92,9 +92,10 @@ pub async fn connect(
     ensure_engine(&app, &profile_id).await?;
     let Some(hub) = app.try_state::<Hub>() else { return Err(AppError::internal("the hub is not running")) };
     let label = webview.label().to_string();
-    let (check, prof) = (app.clone(), profile_id.clone());
+    let (check, prof, view) = (app.clone(), profile_id.clone(), label.clone());
     hub.attach(
         &profile_id,
+        &view,
         Box::new(move |ev| {
             if check.get_webview_window(&label).is_none() {
                 tracing::info!(profile = %prof, "the page went away: detached");
