@@ -81,6 +81,7 @@ error_codes! {
     AudioFailed = "audio_failed",
     InvalidShortcut = "invalid_shortcut",
     ShortcutUnavailable = "shortcut_unavailable",
+    ShortcutConflict = "shortcut_conflict",
     NotRecording = "not_recording",
     TtsUnavailable = "tts_unavailable",
     TtsFailed = "tts_failed",

@@ -201,7 +201,8 @@ pub struct FilesDropped {
 /// page as [`FilesDropped`]. The page's own drop event is only used for the overlay.
 pub fn on_window_event<R: tauri::Runtime>(window: &tauri::Window<R>, event: &tauri::WindowEvent) {
     let tauri::WindowEvent::DragDrop(tauri::DragDropEvent::Drop { paths, .. }) = event else { return };
-    if window.label() != "main" {
+    // the app's own pages: the main window and the Quick Ask panel
+    if window.label() != crate::window::MAIN && window.label() != crate::quick::QUICK {
         return;
     }
     let files: Vec<String> = paths

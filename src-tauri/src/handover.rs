@@ -75,7 +75,10 @@ pub async fn wait_for_resident(app: &AppHandle) {
         tauri::async_runtime::spawn_blocking(move || hermes_app::resident::take_over(&dir, Duration::from_secs(5)))
             .await;
     match ended {
-        Ok(Ok(true)) => tracing::info!("took the agents' connections back from the resident process"),
+        Ok(Ok(true)) => tracing::info!(
+            since_start_ms = crate::since_start_ms(),
+            "took the agents' connections back from the resident process"
+        ),
         Ok(Ok(false)) => {}
         Ok(Err(e)) => tracing::warn!("cannot end the resident process: {e}"),
         Err(e) => tracing::warn!("cannot end the resident process: {e}"),
@@ -97,6 +100,9 @@ pub fn start(app: &AppHandle) {
             g.set(false);
         }
         stop_engines(&app).await;
+        // the resident grabs the Quick Ask keys: this process lets go of them first (X11 grants a grab to one client)
+        let handle = app.clone();
+        let _ = tauri::async_runtime::spawn_blocking(move || crate::shortcuts::release(&handle)).await;
         let ready = tauri::async_runtime::spawn_blocking({
             let app = app.clone();
             move || spawn_resident(&app)
@@ -111,16 +117,25 @@ pub fn start(app: &AppHandle) {
             }
             Ok(()) => {
                 tracing::info!("the window came back during the hand-over: the connections stay here");
-                wait_for_resident(&app).await;
-                crate::hub::connect_all(&app).await;
+                take_back(&app).await;
             }
             Err(e) => {
                 tracing::warn!("the resident process did not start ({e}): the app keeps its agents connected");
-                wait_for_resident(&app).await;
-                crate::hub::connect_all(&app).await;
+                take_back(&app).await;
             }
         }
     });
+}
+
+/// The hand-over did not happen (or was undone): the connections and the shortcuts come back to this process.
+async fn take_back(app: &AppHandle) {
+    wait_for_resident(app).await;
+    crate::hub::connect_all(app).await;
+    let handle = app.clone();
+    let registered = tauri::async_runtime::spawn_blocking(move || crate::shortcuts::apply_saved(&handle)).await;
+    if let Ok(Err(e)) = registered {
+        tracing::warn!("global shortcuts: {}", e.message);
+    }
 }
 
 async fn stop_engines(app: &AppHandle) {

@@ -19,8 +19,10 @@ pub mod ipc;
 pub mod logging;
 pub mod media;
 pub mod notify;
+pub mod quick;
 pub mod security;
 pub mod settings;
+pub mod shortcuts;
 pub mod state;
 pub mod tray;
 pub mod updater;
@@ -94,6 +96,9 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             updater::check_for_updates,
             updater::install_update,
             window::quit_app,
+            quick::quick_hide,
+            quick::quick_page_ready,
+            quick::quick_open_in_main,
         ])
         .events(tauri_specta::collect_events![
             ipc::DeepLinkConnect,
@@ -144,6 +149,8 @@ pub struct Options {
     pub hidden: bool,
     /// Show this conversation (profile, conversation) first: `--open-conversation P C`, from the resident process.
     pub open: Option<(String, String)>,
+    /// Open the Quick Ask panel (`--quick-ask`: the resident process's shortcut, or a second start).
+    pub quick: bool,
 }
 
 impl Options {
@@ -155,6 +162,7 @@ impl Options {
                 "--data-dir" => o.data_dir = it.next().map(PathBuf::from),
                 "--empty" => o.empty = true,
                 window::HIDDEN_FLAG => o.hidden = true,
+                quick::QUICK_FLAG => o.quick = true,
                 hermes_app::resident::OPEN_FLAG => {
                     if let (Some(p), Some(c)) = (it.next(), it.next()) {
                         o.open = Some((p.clone(), c.clone()));
@@ -204,7 +212,7 @@ fn handle_deep_link(app: &AppHandle, raw: &url::Url) {
     {
         *p = Some(link.clone());
     }
-    if let Err(e) = link.emit(app) {
+    if let Err(e) = link.emit_to(app, window::MAIN) {
         tracing::warn!("cannot deliver the deep link: {e}");
     }
 }
@@ -216,7 +224,7 @@ fn context() -> tauri::Context<tauri::Wry> {
 static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
 /// Milliseconds since [`run`] was called (start-up timing in the log, read by the desktop bench).
-fn since_start_ms() -> u128 {
+pub(crate) fn since_start_ms() -> u128 {
     STARTED.get_or_init(std::time::Instant::now).elapsed().as_millis()
 }
 
@@ -241,9 +249,13 @@ pub fn run(opts: Options) {
     let specta = specta_builder();
     let invoke = specta.invoke_handler();
     tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| match Options::from_args(&args).open {
-            Some((profile, conversation)) => window::open_conversation(app, &profile, &conversation),
-            None => show_main(app),
+        .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
+            let o = Options::from_args(&args);
+            match o.open {
+                Some((profile, conversation)) => window::open_conversation(app, &profile, &conversation),
+                None if o.quick => quick::toggle(app),
+                None => show_main(app),
+            }
         }))
         .plugin(tauri_plugin_deep_link::init())
         .plugin(tauri_plugin_window_state::Builder::default().build())
@@ -292,14 +304,21 @@ pub fn run(opts: Options) {
             app.manage(avatar::consent::ConsentStore::new(&st.data_dir));
             let voice = voice::VoiceState::new(&st.data_dir, &st.tmp_dir);
             app.manage(voice);
-            voice::register_shortcut_soon(app.handle());
+            app.manage(quick::QuickPanel::default());
             app.manage(st);
             state::reconnect_on_wake(app.handle());
             hub::start(app.handle());
+            shortcuts::register_soon(app.handle(), opts.quick);
 
             fonts::remember(font_probe.join().unwrap_or(false));
             let main_window = window::MainWindow::default();
-            if opts.hidden {
+            if opts.quick && opts.open.is_none() {
+                // the resident process's Quick Ask shortcut: the panel alone, the app in the tray
+                app.manage(main_window);
+                window::started_for_panel(app.handle());
+                quick::show(app.handle());
+                tracing::info!(since_start_ms = since_start_ms(), "started for the Quick Ask panel");
+            } else if opts.hidden {
                 // a start at login: the tray and the connections, no window until the user asks for it
                 app.manage(main_window);
                 window::started_hidden(app.handle());

@@ -41,22 +41,35 @@ pub fn app_settings(state: State<'_, SettingsState>) -> AppSettings {
 }
 
 /// Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection;
-/// start at login writes or removes the OS's autostart entry first (a failure there saves nothing).
+/// start at login writes or removes the OS's autostart entry first (a failure there saves nothing); a Quick Ask
+/// shortcut that does not parse or is the push-to-talk shortcut's keys is refused (nothing saved), a new one is
+/// registered at once (taken by another app: saved, and the error says so).
 #[tauri::command]
 #[specta::specta]
-pub fn app_save_settings(
+pub async fn app_save_settings(
     app: tauri::AppHandle,
     state: State<'_, SettingsState>,
-    mut settings: AppSettings,
+    settings: AppSettings,
 ) -> AppResult<AppSettings> {
+    let mut settings = settings.normalized();
     let old = state.get();
     // one-time flags the shell sets are not taken back by a page that read the settings before
     settings.tray_hint_shown |= old.tray_hint_shown;
     settings.autostart_offered |= old.autostart_offered;
+    let shortcut_changed = settings.quick_ask_shortcut != old.quick_ask_shortcut;
+    if shortcut_changed && let Some(s) = &settings.quick_ask_shortcut {
+        crate::shortcuts::parse(s)?;
+        let (push_to_talk, _) = crate::shortcuts::saved(&app);
+        crate::shortcuts::check_pair(push_to_talk.as_deref(), Some(s))?;
+    }
     if settings.launch_at_login != old.launch_at_login {
         crate::window::set_launch_at_login(&app, settings.launch_at_login)?;
     }
-    state.set(settings)
+    let saved = state.set(settings)?;
+    if shortcut_changed {
+        crate::shortcuts::apply_saved(&app)?;
+    }
+    Ok(saved)
 }
 
 #[cfg(test)]

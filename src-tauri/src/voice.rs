@@ -216,9 +216,6 @@ pub struct VoiceState {
     settings: Mutex<VoiceSettings>,
     active: Mutex<Option<Active>>,
     speaker: Mutex<Option<Result<Arc<Speaker>, String>>>,
-    /// Held while the push-to-talk shortcut is (re-)registered, so that registrations happen one at a time and in
-    /// the order of the settings they read. Never taken on the main thread: registering waits for it.
-    registering: Mutex<()>,
 }
 
 impl VoiceState {
@@ -229,7 +226,6 @@ impl VoiceState {
             settings: Mutex::new(VoiceSettings::load(data_dir)),
             active: Mutex::new(None),
             speaker: Mutex::new(None),
-            registering: Mutex::new(()),
         }
     }
 
@@ -305,53 +301,6 @@ impl From<Clip> for VoiceClip {
     }
 }
 
-/// Check a shortcut string the way the plugin will parse it.
-pub fn parse_shortcut(s: &str) -> AppResult<tauri_plugin_global_shortcut::Shortcut> {
-    s.parse::<tauri_plugin_global_shortcut::Shortcut>()
-        .map_err(|e| AppError::new(ErrorCode::InvalidShortcut, format!("\"{s}\" is not a valid shortcut: {e}")))
-}
-
-/* ---------- global shortcut ---------- */
-
-/// (Re-)register the push-to-talk shortcut. Failure (taken by another app, Wayland) is reported, never fatal.
-pub fn apply_shortcut(app: &AppHandle, shortcut: Option<&str>) -> AppResult<()> {
-    use tauri_plugin_global_shortcut::GlobalShortcutExt;
-    let gs = app.global_shortcut();
-    let _ = gs.unregister_all();
-    let Some(s) = shortcut else { return Ok(()) };
-    let sc = parse_shortcut(s)?;
-    gs.on_shortcut(sc, |app, _sc, ev| {
-        let pressed = ev.state() == tauri_plugin_global_shortcut::ShortcutState::Pressed;
-        let _ = PushToTalk { pressed }.emit(app);
-    })
-    .map_err(|e| AppError::new(ErrorCode::ShortcutUnavailable, format!("cannot use \"{s}\" as a global shortcut: {e}")))
-}
-
-/// How long after start-up the push-to-talk shortcut is registered (see [`register_shortcut_soon`]).
-const SHORTCUT_AFTER_START: std::time::Duration = std::time::Duration::from_millis(1200);
-
-/// Register the saved push-to-talk shortcut shortly after start-up, off the launch path. On X11 every registration
-/// call blocks the main thread until global-hotkey's thread, which looks at its queue every 50 ms, answers: done in
-/// `setup` that was ~90 ms before the window could be created, and done right after setup it would hold the main loop
-/// while the page loads. Registrations take `registering` (never the settings lock, which
-/// the main thread's `voice_settings` takes: holding it while the main thread runs the registration deadlocked), so
-/// that a shortcut saved meanwhile is registered after this one, never before.
-pub fn register_shortcut_soon(app: &AppHandle) {
-    let app = app.clone();
-    // (the end-to-end test moves it, to register while the page is busy calling the shell)
-    let after = std::env::var("HERMES_SHORTCUT_AFTER_MS").ok().and_then(|v| v.parse().ok());
-    let delay = after.map(std::time::Duration::from_millis).unwrap_or(SHORTCUT_AFTER_START);
-    crate::later("shortcut-register", delay, move || {
-        let state = app.state::<VoiceState>();
-        let Ok(_one_at_a_time) = state.registering.lock() else { return };
-        let shortcut = state.settings().shortcut;
-        match apply_shortcut(&app, shortcut.as_deref()) {
-            Ok(()) => tracing::info!(?shortcut, "push-to-talk shortcut registered"),
-            Err(e) => tracing::warn!("push-to-talk shortcut: {}", e.message),
-        }
-    });
-}
-
 /* ---------- commands ---------- */
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> AppResult<T> {
@@ -391,14 +340,15 @@ pub async fn voice_save_settings(
 ) -> AppResult<VoiceSettings> {
     let new = settings.normalized();
     if let Some(s) = &new.shortcut {
-        parse_shortcut(s)?;
+        crate::shortcuts::parse(s)?;
     }
+    let (_, quick_ask) = crate::shortcuts::saved(&app);
+    crate::shortcuts::check_pair(new.shortcut.as_deref(), quick_ask.as_deref())?;
     let old = state.settings();
     new.save(&state.dir)?;
     *state.settings.lock()? = new.clone();
     if old.shortcut != new.shortcut {
-        let _one_at_a_time = state.registering.lock()?;
-        apply_shortcut(&app, new.shortcut.as_deref())?;
+        crate::shortcuts::apply_saved(&app)?;
     }
     if (old.tts_voice != new.tts_voice || old.tts_rate != new.tts_rate)
         && let Ok(g) = state.speaker.lock()
@@ -636,12 +586,5 @@ mod tests {
         assert_eq!(capture_error(&CaptureError::NoDevice).code, "no_microphone");
         assert_eq!(capture_error(&CaptureError::DeviceLost("x".into())).code, "microphone_lost");
         assert_eq!(capture_error(&CaptureError::TooShort { ms: 100, min_ms: 300 }).code, "too_short");
-    }
-
-    #[test]
-    fn shortcuts_parse_or_say_why() {
-        assert!(parse_shortcut(DEFAULT_SHORTCUT).is_ok());
-        assert!(parse_shortcut("Alt+F9").is_ok());
-        assert_eq!(parse_shortcut("Ctrl+Banana").unwrap_err().code, "invalid_shortcut");
     }
 }

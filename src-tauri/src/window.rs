@@ -149,8 +149,36 @@ pub fn started_hidden(app: &AppHandle) {
     after_hidden(app, generation);
 }
 
+/// The Quick Ask panel is on screen: a hidden main window's timer stops (the panel's page needs this process).
+pub fn hold_resident_timer(app: &AppHandle) {
+    if let Some(st) = state(app) {
+        st.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The Quick Ask panel went away: if the main window is not on screen either (hidden, destroyed, never built), its
+/// hidden timer starts again.
+pub fn release_resident_timer(app: &AppHandle) {
+    let Some(st) = state(app) else { return };
+    let main_on_screen = app.get_webview_window(MAIN).is_some_and(|w| w.is_visible().unwrap_or(false));
+    if main_on_screen || !st.is_resident() {
+        return;
+    }
+    let generation = st.generation.fetch_add(1, Ordering::SeqCst) + 1;
+    after_hidden(app, generation);
+}
+
+/// A start that opens only the Quick Ask panel (the resident process's shortcut): no main window; the app counts as
+/// in the tray, and the hidden timer starts once the panel goes away.
+pub fn started_for_panel(app: &AppHandle) {
+    if let Some(st) = state(app) {
+        st.set_resident(true);
+    }
+}
+
 /// Once the window has stayed hidden (or absent) for [`hidden_destroy_after`] since `generation`: its webview is
-/// destroyed, and the agents' connections go to the resident process where it can take them (handover.rs).
+/// destroyed, and the agents' connections go to the resident process where it can take them (handover.rs). Not while
+/// the Quick Ask panel is on screen (its hide starts the timer again).
 fn after_hidden(app: &AppHandle, generation: u64) {
     let app = app.clone();
     let after = hidden_destroy_after();
@@ -159,7 +187,7 @@ fn after_hidden(app: &AppHandle, generation: u64) {
         let handle = app.clone();
         let _ = app.run_on_main_thread(move || {
             let still = state(&handle).is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
-            if !still {
+            if !still || crate::quick::is_visible(&handle) {
                 return;
             }
             if let Some(w) = handle.get_webview_window(MAIN) {
@@ -240,7 +268,7 @@ pub fn open_conversation(app: &AppHandle, profile_id: &str, conversation_id: &st
         app.get_webview_window(MAIN).is_some() && state(app).is_some_and(|s| s.page_ready.load(Ordering::SeqCst));
     if listening {
         show_main(app);
-        if let Err(e) = open.emit(app) {
+        if let Err(e) = open.emit_to(app, MAIN) {
             tracing::warn!("cannot ask the page to open a conversation: {e}");
         }
     } else {

@@ -104,7 +104,7 @@ fn capabilities_are_narrow() {
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let names: Vec<_> = files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    assert_eq!(names, ["avatar-window.json", "main.json"], "capability files");
+    assert_eq!(names, ["avatar-window.json", "main.json", "quick.json"], "capability files");
     // the detached bundled avatar may only drag its window; the remote avatar (`avatar-remote`) matches none.
     let avatar = json(&dir.join("avatar-window.json"));
     assert_eq!(avatar["webviews"], serde_json::json!(["avatar"]));
@@ -124,6 +124,19 @@ fn capabilities_are_narrow() {
     // the app's commands through its one generated permission, and event listening (drops, deep links): nothing else
     assert_eq!(perms, ["core:event:allow-listen", "core:event:allow-unlisten", "app-commands"]);
     assert!(manifest_commands().len() > 40, "the permission lists the commands: {:?}", manifest_commands());
+    // the Quick Ask panel: the app's own page, so the same as the main window, plus dragging its frameless window
+    let quick = json(&dir.join("quick.json"));
+    assert_eq!(quick["windows"], serde_json::json!(["quick"]));
+    assert!(quick.get("remote").is_none() && quick.get("webviews").is_none());
+    assert_eq!(
+        quick["permissions"],
+        serde_json::json!([
+            "core:event:allow-listen",
+            "core:event:allow-unlisten",
+            "core:window:allow-start-dragging",
+            "app-commands"
+        ])
+    );
 }
 
 #[test]

@@ -334,7 +334,9 @@ async appSettings() : Promise<AppSettings> {
 },
 /**
  * Saves the settings and returns them as stored (clamped). A new download limit applies to the next connection;
- * start at login writes or removes the OS's autostart entry first (a failure there saves nothing).
+ * start at login writes or removes the OS's autostart entry first (a failure there saves nothing); a Quick Ask
+ * shortcut that does not parse or is the push-to-talk shortcut's keys is refused (nothing saved), a new one is
+ * registered at once (taken by another app: saved, and the error says so).
  */
 async appSaveSettings(settings: AppSettings) : Promise<Result<AppSettings, AppError>> {
     try {
@@ -492,6 +494,25 @@ async installUpdate() : Promise<UpdateCheck> {
  */
 async quitApp() : Promise<void> {
     await TAURI_INVOKE("quit_app");
+},
+/**
+ * Esc or the panel's close button.
+ */
+async quickHide() : Promise<void> {
+    await TAURI_INVOKE("quick_hide");
+},
+/**
+ * The panel's page has rendered its first frame: a panel built for a press goes on screen now.
+ */
+async quickPageReady() : Promise<void> {
+    await TAURI_INVOKE("quick_page_ready");
+},
+/**
+ * "Open in Hermes": the main window (built again if it is gone) on the panel's conversation, the panel hidden. On the
+ * main thread, not in the command (a window built inside a synchronous command deadlocks on Windows).
+ */
+async quickOpenInMain(profileId: string, conversationId: string) : Promise<void> {
+    await TAURI_INVOKE("quick_open_in_main", { profileId, conversationId });
 }
 }
 
@@ -594,7 +615,11 @@ muteUntil: number;
 /**
  * The UI's language (`en`, `ru`, `zh`), for what the shell says without a page (notifications).
  */
-locale: string }
+locale: string; 
+/**
+ * The global shortcut that opens the Quick Ask panel from anywhere (`Control+Alt+Space`); `null` turns it off.
+ */
+quickAskShortcut: string | null }
 /**
  * A file of a message.
  */
@@ -826,7 +851,7 @@ export type EngineEvent =
  * (`hermes_protocol::Refusal::code`). TypeScript sees a string-literal union; the page has a sentence for
  * each (ui/src/lib/errors.ts, checked by `tsc`).
  */
-export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "file_not_granted" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
+export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "file_not_granted" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "shortcut_conflict" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
 /**
  * What a conversation is exported as.
  */

@@ -25,7 +25,17 @@ if (!inTauri()) {
     setTimeout(() => window.dispatchEvent(new KeyboardEvent('keydown', { key: ',', ctrlKey: true })), 1200);
 }
 
+// The shell names the window this page is in (the Quick Ask panel: src-tauri/src/quick.rs); the browser demo takes
+// ?view=quick.
+const view =
+  (window as { __HERMES_VIEW__?: string }).__HERMES_VIEW__ ??
+  (!inTauri() ? new URLSearchParams(location.search).get('view') : null);
+
 const backend = await createBackend();
-const app = mount(App, { target: document.getElementById('app')!, props: { backend } });
+const target = document.getElementById('app')!;
+const app =
+  view === 'quick'
+    ? mount((await import('./QuickApp.svelte')).default, { target, props: { backend } })
+    : mount(App, { target, props: { backend } });
 
 export default app;

@@ -374,7 +374,7 @@ fn e2e(root: &Path, args: &[String]) -> R {
     // the voice tests (e2e_voice.rs); they skip, or fail under HERMES_REQUIRE_AUDIO=1, without it.
     let inner = format!(
         "{VIRTUAL_MIC}
-{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_chat --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity --test e2e_files --test e2e_grants --test e2e_avatar --test e2e_resident -- --test-threads=1 --nocapture {filter}"
+{cargo_bin} test -p hermes-desktop --locked --test e2e --test e2e_chat --test e2e_voice --test e2e_dnd --test e2e_pairing_home --test e2e_fidelity --test e2e_files --test e2e_grants --test e2e_avatar --test e2e_resident --test e2e_quick -- --test-threads=1 --nocapture {filter}"
     );
     let shots = target_dir(root).join("e2e-screens");
     let r = headless(root, &inner, &[("HERMES_E2E", "1")]);

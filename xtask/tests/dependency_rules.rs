@@ -48,3 +48,25 @@ fn desktop_without_demo_has_no_http_server() {
     let full = tree(&["-p", "hermes-desktop"]);
     assert!(full.contains("axum") && full.contains("hermes-devserver"), "the default build has the demo agent");
 }
+
+/// What the window process links and the resident process must not (its memory figure rests on it).
+const WINDOW_TOOLKIT: &[&str] = &["gtk", "gdk", "webkit2gtk", "javascriptcore-rs", "tauri", "wry", "tao"];
+
+#[test]
+fn the_resident_process_links_neither_gtk_nor_webkit() {
+    let resident = tree(&["-p", "hermes-resident", "--target", "x86_64-unknown-linux-gnu"]);
+    // the tree is read: its tray, its engines and the Quick Ask shortcut's X11 grab
+    assert!(
+        resident.contains("ksni") && resident.contains("hermes-client") && resident.contains("global-hotkey"),
+        "{resident:?}"
+    );
+    let found: Vec<_> = WINDOW_TOOLKIT.iter().filter(|c| resident.contains(**c)).collect();
+    assert!(found.is_empty(), "hermes-resident depends on {found:?}");
+    // the rule can fail: the window process has them all
+    let app = tree(&["-p", "hermes-desktop", "--target", "x86_64-unknown-linux-gnu"]);
+    assert!(
+        WINDOW_TOOLKIT.iter().all(|c| app.contains(*c)),
+        "{:?}",
+        WINDOW_TOOLKIT.iter().filter(|c| !app.contains(**c)).collect::<Vec<_>>()
+    );
+}

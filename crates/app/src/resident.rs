@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 pub const READY_LINE: &str = "hermes-resident: ready";
 /// The window process's flag for a conversation to show at start: `--open-conversation <profile> <conversation>`.
 pub const OPEN_FLAG: &str = "--open-conversation";
+/// The flag of a window process started to show only the Quick Ask panel (the resident's global shortcut).
+pub const QUICK_FLAG: &str = "--quick-ask";
 /// The lock file in the data folder.
 pub const LOCK_FILE: &str = "resident.lock";
 

@@ -20,6 +20,8 @@ pub const DEFAULT_MEDIA_MB: u32 = (hermes_protocol::media::DEFAULT_MEDIA_CAP / M
 pub const MIN_QUOTA_MB: u32 = 1;
 pub const MAX_QUOTA_MB: u32 = 1024 * 1024;
 pub const DEFAULT_QUOTA_MB: u32 = (hermes_client::http::DEFAULT_MEDIA_QUOTA_BYTES / MIB) as u32;
+/// The Quick Ask panel's default global shortcut: Ctrl+Alt+Space, ⌥Space on macOS (⌘Space is Spotlight's).
+pub const DEFAULT_QUICK_ASK: &str = if cfg!(target_os = "macos") { "Alt+Space" } else { "Control+Alt+Space" };
 
 /// App settings, remembered per machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +51,8 @@ pub struct AppSettings {
     pub mute_until: i64,
     /// The UI's language (`en`, `ru`, `zh`), for what the shell says without a page (notifications).
     pub locale: String,
+    /// The global shortcut that opens the Quick Ask panel from anywhere (`Control+Alt+Space`); `null` turns it off.
+    pub quick_ask_shortcut: Option<String>,
 }
 
 impl Default for AppSettings {
@@ -65,6 +69,7 @@ impl Default for AppSettings {
             notify_card: true,
             mute_until: 0,
             locale: "en".into(),
+            quick_ask_shortcut: Some(DEFAULT_QUICK_ASK.into()),
         }
     }
 }
@@ -78,6 +83,8 @@ impl AppSettings {
         if !matches!(self.locale.as_str(), "en" | "ru" | "zh") {
             self.locale = "en".into();
         }
+        self.quick_ask_shortcut =
+            self.quick_ask_shortcut.map(|v| v.trim().to_string()).filter(|v| !v.is_empty() && v.len() <= 100);
         self
     }
 
@@ -144,6 +151,7 @@ mod tests {
             notify_card: false,
             mute_until: 1_700_000_000_000,
             locale: "ru".into(),
+            quick_ask_shortcut: None,
         };
         s.save(dir.path()).unwrap();
         assert_eq!(AppSettings::load(dir.path()), s);
@@ -154,6 +162,9 @@ mod tests {
         assert_eq!(AppSettings::load(dir.path()), AppSettings::default(), "a wrong type gives the defaults");
         std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"future":true}"#).unwrap();
         assert_eq!(AppSettings::load(dir.path()), AppSettings::default(), "missing fields take their defaults");
+        assert_eq!(AppSettings::load(dir.path()).quick_ask_shortcut.as_deref(), Some(DEFAULT_QUICK_ASK));
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"quickAskShortcut":"  "}"#).unwrap();
+        assert_eq!(AppSettings::load(dir.path()).quick_ask_shortcut, None, "a blank shortcut is off");
     }
 
     #[test]

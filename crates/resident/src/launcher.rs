@@ -1,12 +1,12 @@
-//! Starting the window process: `<app>` (Show) or `<app> --open-conversation P C` (a notification's click, a tray
-//! conversation), told the data and log folders through `HERMES_DATA_DIR` / `HERMES_LOG_DIR`. Detached: a process
+//! Starting the window process: `<app>` (Show), `<app> --open-conversation P C` (a notification's click, a tray
+//! conversation) or `<app> --quick-ask` (the Quick Ask shortcut: the panel alone), told the data and log folders through `HERMES_DATA_DIR` / `HERMES_LOG_DIR`. Detached: a process
 //! group of its own, no stdin/stdout/stderr of ours. It ends this resident itself (`take_over`, SIGTERM) before it
 //! connects.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use hermes_app::resident::OPEN_FLAG;
+use hermes_app::resident::{OPEN_FLAG, QUICK_FLAG};
 
 use crate::resident::{Launcher, Target};
 
@@ -39,11 +39,11 @@ impl WindowLauncher {
     }
 }
 
-impl Launcher for WindowLauncher {
-    fn launch(&self, target: Option<Target>) {
-        match self.command(target.as_ref()).spawn() {
+impl WindowLauncher {
+    fn start(&self, mut cmd: Command, what: &str) {
+        match cmd.spawn() {
             Ok(mut child) => {
-                tracing::info!(pid = child.id(), conversation = target.is_some(), "window process started");
+                tracing::info!(pid = child.id(), what, "window process started");
                 // reaped when it ends (this resident has usually ended first, by then)
                 let waiter = std::thread::Builder::new().name("hermes-window-wait".into()).spawn(move || {
                     let _ = child.wait();
@@ -54,5 +54,18 @@ impl Launcher for WindowLauncher {
             }
             Err(e) => tracing::warn!(app = %self.app.display(), "cannot start the window process: {e}"),
         }
+    }
+}
+
+impl Launcher for WindowLauncher {
+    fn launch(&self, target: Option<Target>) {
+        let what = if target.is_some() { "a conversation" } else { "show" };
+        self.start(self.command(target.as_ref()), what);
+    }
+
+    fn quick_ask(&self) {
+        let mut cmd = self.command(None);
+        cmd.arg(QUICK_FLAG);
+        self.start(cmd, "quick ask");
     }
 }

@@ -14,6 +14,8 @@
 pub mod args;
 #[cfg(target_os = "linux")]
 pub mod desktop;
+#[cfg(target_os = "linux")]
+pub mod hotkey;
 pub mod icon;
 pub mod launcher;
 pub mod logfile;

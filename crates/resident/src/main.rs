@@ -120,6 +120,9 @@ mod linux {
             data_dir: args.data_dir.clone(),
             log_dir: args.log_dir.clone(),
         });
+        // the Quick Ask shortcut, kept for as long as this serves
+        let shortcut = hermes_app::settings::AppSettings::load(&args.data_dir).quick_ask_shortcut;
+        let _quick_ask = hermes_resident::hotkey::start(shortcut.as_deref(), launcher.clone());
         let notifier = Arc::new(DesktopNotifier::new(launcher.clone()));
         let parts = Parts { app, tokens: Arc::new(keychain_token), notifier, launcher };
         let resident = Resident::start(parts).await;

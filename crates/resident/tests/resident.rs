@@ -34,6 +34,9 @@ impl Launcher for Windows {
             let _ = tx.send(());
         }
     }
+    fn quick_ask(&self) {
+        unreachable!("nothing in these tests presses the Quick Ask shortcut (the e2e test does, under X)")
+    }
 }
 
 struct Tray(mpsc::UnboundedSender<Dashboard>);

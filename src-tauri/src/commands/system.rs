@@ -10,7 +10,9 @@ use crate::state::AppState;
 
 #[tauri::command(async)]
 #[specta::specta]
-pub fn app_info(app: AppHandle, state: State<'_, AppState>) -> AppInfo {
+pub fn app_info(app: AppHandle, webview: tauri::Webview, state: State<'_, AppState>) -> AppInfo {
+    // what was waiting for the main window's page is handed to it alone (not to the Quick Ask panel's)
+    let main = webview.label() == crate::window::MAIN;
     AppInfo {
         version: app.package_info().version.to_string(),
         data_dir: state.data_dir.display().to_string(),
@@ -21,8 +23,12 @@ pub fn app_info(app: AppHandle, state: State<'_, AppState>) -> AppInfo {
         demo: state.demo.lock().map(|d| d.is_some()).unwrap_or(false),
         #[cfg(not(feature = "demo"))]
         demo: false,
-        pending_link: state.pending_link.lock().ok().and_then(|mut l| l.take()),
-        open_conversation: app.try_state::<crate::window::MainWindow>().and_then(|w| w.take_pending_open()),
+        pending_link: if main { state.pending_link.lock().ok().and_then(|mut l| l.take()) } else { None },
+        open_conversation: if main {
+            app.try_state::<crate::window::MainWindow>().and_then(|w| w.take_pending_open())
+        } else {
+            None
+        },
     }
 }
 

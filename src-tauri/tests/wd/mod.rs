@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod app;
+pub mod desk;
 
 pub struct Driver {
     child: Child,

@@ -50,6 +50,7 @@ const APP_ERROR_KEYS: { readonly [C in ErrorCode]: MessageKey } = {
   audio_failed: 'error.app.audio_failed',
   invalid_shortcut: 'error.app.invalid_shortcut',
   shortcut_unavailable: 'error.app.shortcut_unavailable',
+  shortcut_conflict: 'error.app.shortcut_conflict',
   not_recording: 'error.app.not_recording',
   tts_unavailable: 'error.app.tts_unavailable',
   tts_failed: 'error.app.tts_failed',

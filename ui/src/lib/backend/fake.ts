@@ -96,7 +96,12 @@ export class FakeShell {
     launchAtLogin: false,
     autostartOffered: false,
     trayHintShown: false,
+    quickAskShortcut: 'Control+Alt+Space',
   } as AppSettings;
+  /** The push-to-talk shortcut the Quick Ask one may not equal (the shell's voice settings). */
+  pushToTalk = 'Control+Shift+Space';
+  /** What the Quick Ask panel asked of the shell (`quick_hide`, `quick_open_in_main`). */
+  quickCalls: { cmd: string; args: Record<string, unknown> }[] = [];
   agent: FakeAgent | null = null;
   /** What the file picker answers. */
   picks: string[] = [];
@@ -302,6 +307,10 @@ export class FakeShell {
         return { ...this.settings };
       case 'app_save_settings': {
         const s = a.settings as AppSettings;
+        // the shell's checks (shortcuts.rs): the same keys in any spelling and order
+        const keys = (v: string) => v.toLowerCase().replace(/ctrl/g, 'control').replace(/commandorcontrol/g, 'control').split('+').map((k) => k.trim()).sort().join('+');
+        if (s.quickAskShortcut && keys(s.quickAskShortcut) === keys(this.pushToTalk))
+          throw appError('shortcut_conflict', `"${s.quickAskShortcut}" is both the push-to-talk and the Quick Ask shortcut`);
         const clamp = (n: number, max: number) => Math.min(Math.max(Math.round(n), 1), max);
         this.settings = {
           ...s,
@@ -318,6 +327,12 @@ export class FakeShell {
           state: this.channels.has(p.id) ? 'connected' : 'offline',
           sinceMs: 0,
         }));
+      case 'quick_page_ready':
+        return null;
+      case 'quick_hide':
+      case 'quick_open_in_main':
+        this.quickCalls.push({ cmd, args: a });
+        return null;
       case 'check_for_updates':
       case 'install_update':
         return { status: 'not_configured', current: this.info.version };

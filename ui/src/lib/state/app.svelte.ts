@@ -43,6 +43,30 @@ export interface Selection {
   conversationId: string;
 }
 
+/** Which window this page is: the main window, or the Quick Ask panel (`window.__HERMES_VIEW__`, set by the shell). */
+export type View = 'main' | 'quick';
+
+/** What the Quick Ask panel remembers: the agent it talks to, and whether it starts a fresh conversation each time. */
+export interface QuickPrefs {
+  profileId: string | null;
+  fresh: boolean;
+}
+
+const QUICK_KEY = 'hermes.quick.v1';
+
+export function loadQuickPrefs(): QuickPrefs {
+  try {
+    const raw = localStorage.getItem(QUICK_KEY);
+    if (raw) {
+      const q = JSON.parse(raw) as Partial<QuickPrefs>;
+      return { profileId: typeof q.profileId === 'string' ? q.profileId : null, fresh: q.fresh === true };
+    }
+  } catch {
+    /* broken: the defaults */
+  }
+  return { profileId: null, fresh: false };
+}
+
 export type SettingsTab = 'general' | 'profiles' | 'appearance' | 'notifications' | 'voice' | 'storage' | 'shortcuts' | 'about';
 
 /** Everything the shell of the UI shares: profiles, their sessions, selection, prefs, dialogs. */
@@ -75,7 +99,13 @@ export class AppState {
     onCard?: (profileId: string, text: string) => void;
   } = {};
 
-  constructor(public backend: Backend) {
+  /** The Quick Ask panel's choices (its page only). */
+  quick = $state<QuickPrefs>(loadQuickPrefs());
+
+  constructor(
+    public backend: Backend,
+    public view: View = 'main',
+  ) {
     setLocale(this.prefs.locale);
   }
 
@@ -138,6 +168,12 @@ export class AppState {
       // opens that one first.
       const open = (await info.catch(() => null))?.openConversation;
       const first = this.profiles[0];
+      if (this.view === 'quick') {
+        // the panel talks to one agent: the one it talked to last
+        const last = this.profiles.find((p) => p.id === this.quick.profileId) ?? first;
+        if (last) await this.openProfile(last.id);
+        return;
+      }
       if (open && this.sessions[open.profileId]) await this.openConversation(open.profileId, open.conversationId);
       else if (first) await this.openProfile(first.id);
       // The shell keeps every agent with a token connected: the page follows them all (their state, what arrives).
@@ -277,6 +313,16 @@ export class AppState {
     if (!s) return;
     if (s.status.kind !== 'idle') await s.disconnect().catch(() => {});
     await s.connect();
+  }
+
+  /** The Quick Ask panel's choices, remembered. */
+  saveQuickPrefs(patch: Partial<QuickPrefs>): void {
+    this.quick = { ...this.quick, ...patch };
+    try {
+      localStorage.setItem(QUICK_KEY, JSON.stringify(this.quick));
+    } catch {
+      /* storage full or off: the choice lasts this run */
+    }
   }
 
   openNewProfile(url: string, name?: string | null): void {

@@ -1,0 +1,223 @@
+//! Quick Ask: a compact always-on-top panel, summoned from any app by a global shortcut (shortcuts.rs), that talks to
+//! one agent without the main window. It is the same UI as the main window in a smaller frame (`window.__HERMES_VIEW__
+//! = "quick"`): its page subscribes to the agents' connections like the main window's (the hub keeps one page per
+//! window and agent), so replies, cards and errors stream into it and the exchange is stored like any other.
+//!
+//! Shown: centred on the monitor under the pointer, focused. Hidden (Esc, the shortcut again, "Open in Hermes"): its
+//! webview stays for [`crate::window::hidden_destroy_after`] so the next press shows it at once, then it is destroyed.
+//! While it is on screen the main window's hidden timer does not hand the connections to the resident process; once
+//! it hides and no window is on screen, that timer starts again (window.rs).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
+
+use crate::{boot, security};
+
+pub const QUICK: &str = "quick";
+
+/// The command-line flag that opens the panel: a start from the resident process's shortcut, or a second start.
+pub use hermes_app::resident::QUICK_FLAG;
+
+/// The panel's size (logical pixels).
+const SIZE: (f64, f64) = (640.0, 420.0);
+
+/// A panel built for a press is shown when its page has rendered (no blank frame), or after this at the latest.
+const FIRST_PAINT_AT_MOST: Duration = Duration::from_millis(1500);
+
+/// Managed state of the panel's life.
+#[derive(Default)]
+pub struct QuickPanel {
+    /// Bumped at every show and hide, so a destroy timer of an older hide does nothing.
+    generation: AtomicU64,
+    /// A panel built for a press waits for its page's first render before it goes on screen.
+    awaiting_page: AtomicBool,
+}
+
+/// The panel, when it exists and is on screen.
+fn visible(app: &AppHandle) -> Option<WebviewWindow> {
+    app.get_webview_window(QUICK).filter(|w| w.is_visible().unwrap_or(false))
+}
+
+/// Whether the panel is on screen.
+pub fn is_visible(app: &AppHandle) -> bool {
+    visible(app).is_some()
+}
+
+/// The window whose page records and reads aloud now: the panel while it is on screen, else the main window.
+pub fn recording_view(app: &AppHandle) -> &'static str {
+    if is_visible(app) { QUICK } else { crate::window::MAIN }
+}
+
+/// The shortcut was pressed (on global-hotkey's thread): toggle on the main thread.
+pub fn toggle_soon(app: &AppHandle) {
+    let handle = app.clone();
+    let _ = app.run_on_main_thread(move || toggle(&handle));
+}
+
+/// On screen and focused: hide it. Otherwise: show it (built if needed), focused.
+pub fn toggle(app: &AppHandle) {
+    match visible(app) {
+        Some(w) if w.is_focused().unwrap_or(false) => hide(app),
+        _ => show(app),
+    }
+}
+
+/// Builds the panel: the app's page in its Quick Ask view, with the start-up snapshot, the host facts and the same
+/// navigation guards as the main window. Hidden until [`show`] has placed it.
+fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+    let mut b = WebviewWindowBuilder::new(app, QUICK, WebviewUrl::App("index.html".into()));
+    // placed when built: a position set on a window not yet mapped is not kept (X11 without a window manager)
+    b = match centre_under_pointer(app) {
+        Some(p) => b.position(p.x, p.y),
+        None => b.center(),
+    };
+    b = b
+        .title("Hermes — Quick Ask")
+        .inner_size(SIZE.0, SIZE.1)
+        .min_inner_size(480.0, 320.0)
+        .decorations(false)
+        .always_on_top(true)
+        .skip_taskbar(true)
+        .visible(false)
+        .focused(true)
+        .initialization_script("window.__HERMES_VIEW__ = 'quick';");
+    if let Some(script) =
+        app.try_state::<crate::state::AppState>().and_then(|s| boot::snapshot(&s)).and_then(|b| boot::script(&b))
+    {
+        b = b.initialization_script(script);
+    }
+    if let Some(script) = boot::host_script(&boot::Host::current()) {
+        b = b.initialization_script(script);
+    }
+    b.on_navigation(|u| {
+        let ok = security::navigation_allowed(u);
+        if !ok {
+            tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the Quick Ask panel");
+        }
+        ok
+    })
+    .on_new_window(security::deny_new_window)
+    .build()
+}
+
+/// Where the panel goes: centred on the monitor under the pointer (the primary one when the pointer is unknown), in
+/// logical pixels.
+fn centre_under_pointer(app: &AppHandle) -> Option<tauri::LogicalPosition<f64>> {
+    let m = app
+        .cursor_position()
+        .ok()
+        .and_then(|p| app.monitor_from_point(p.x, p.y).ok().flatten())
+        .or_else(|| app.primary_monitor().ok().flatten())?;
+    let scale = m.scale_factor();
+    let (pos, size) = (m.position().to_logical::<f64>(scale), m.size().to_logical::<f64>(scale));
+    Some(tauri::LogicalPosition::new(
+        pos.x + ((size.width - SIZE.0) / 2.0).max(0.0),
+        pos.y + ((size.height - SIZE.1) / 2.0).max(0.0),
+    ))
+}
+
+/// Shows the panel on the monitor under the pointer, focused on its input. A panel that is gone is built now and goes
+/// on screen once its page has rendered ([`quick_page_ready`]; [`FIRST_PAINT_AT_MOST`] at the latest).
+pub fn show(app: &AppHandle) {
+    let Some(st) = app.try_state::<QuickPanel>() else { return };
+    st.generation.fetch_add(1, Ordering::SeqCst);
+    crate::window::hold_resident_timer(app);
+    if app.get_webview_window(QUICK).is_some() {
+        if !st.awaiting_page.load(Ordering::SeqCst) {
+            put_on_screen(app);
+        }
+        return;
+    }
+    if let Err(e) = build(app) {
+        tracing::warn!("cannot build the Quick Ask panel: {e}");
+        return;
+    }
+    tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel built");
+    st.awaiting_page.store(true, Ordering::SeqCst);
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(FIRST_PAINT_AT_MOST).await;
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || {
+            if handle.try_state::<QuickPanel>().is_some_and(|s| s.awaiting_page.swap(false, Ordering::SeqCst)) {
+                tracing::warn!("the Quick Ask page did not say it rendered: shown anyway");
+                put_on_screen(&handle);
+            }
+        });
+    });
+}
+
+fn put_on_screen(app: &AppHandle) {
+    let Some(w) = app.get_webview_window(QUICK) else { return };
+    if !w.is_visible().unwrap_or(false)
+        && let Some(p) = centre_under_pointer(app)
+    {
+        let _ = w.set_position(p);
+    }
+    let _ = w.show();
+    let _ = w.set_always_on_top(true);
+    let _ = w.set_focus();
+    tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel shown");
+}
+
+/// Hides the panel; its webview is destroyed once it has stayed hidden for the main window's delay.
+pub fn hide(app: &AppHandle) {
+    let Some(w) = app.get_webview_window(QUICK) else { return };
+    if let Some(st) = app.try_state::<QuickPanel>() {
+        st.awaiting_page.store(false, Ordering::SeqCst); // a panel still being built stays off screen
+    }
+    let _ = w.hide();
+    tracing::info!("Quick Ask panel hidden");
+    let generation = app.try_state::<QuickPanel>().map(|s| s.generation.fetch_add(1, Ordering::SeqCst) + 1);
+    crate::window::release_resident_timer(app);
+    let Some(generation) = generation else { return };
+    let app = app.clone();
+    let after = crate::window::hidden_destroy_after();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(after).await;
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || {
+            let still =
+                handle.try_state::<QuickPanel>().is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
+            if let Some(w) = handle.get_webview_window(QUICK).filter(|_| still)
+                && !w.is_visible().unwrap_or(true)
+            {
+                tracing::info!("Quick Ask panel hidden for {}s: its webview is destroyed", after.as_secs());
+                let _ = w.destroy();
+            }
+        });
+    });
+}
+
+/// The panel's page has rendered its first frame: a panel built for a press goes on screen now.
+#[tauri::command]
+#[specta::specta]
+pub fn quick_page_ready(app: AppHandle, webview: tauri::Webview) {
+    if webview.label() != QUICK {
+        return;
+    }
+    if app.try_state::<QuickPanel>().is_some_and(|s| s.awaiting_page.swap(false, Ordering::SeqCst)) {
+        put_on_screen(&app);
+    }
+}
+
+/// Esc or the panel's close button.
+#[tauri::command]
+#[specta::specta]
+pub fn quick_hide(app: AppHandle) {
+    hide(&app);
+}
+
+/// "Open in Hermes": the main window (built again if it is gone) on the panel's conversation, the panel hidden. On the
+/// main thread, not in the command (a window built inside a synchronous command deadlocks on Windows).
+#[tauri::command]
+#[specta::specta]
+pub async fn quick_open_in_main(app: AppHandle, profile_id: String, conversation_id: String) {
+    let handle = app.clone();
+    let _ = app.run_on_main_thread(move || {
+        hide(&handle);
+        crate::window::open_conversation(&handle, &profile_id, &conversation_id);
+    });
+}

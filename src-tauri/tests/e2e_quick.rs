@@ -1,0 +1,237 @@
+//! Quick Ask through the real app (WebKitWebDriver, Xvfb; see e2e.rs), its shell and the reference agent on loopback:
+//! the global shortcut, pressed with xdotool as a keyboard would, opens the panel while the main window is hidden; the
+//! keys typed land in its input; the streamed reply and an approval card appear in the panel and are answered there;
+//! "Open in Hermes" shows the main window on that conversation; Esc hides the panel. Rebinding the shortcut works and
+//! a clash with push-to-talk is refused with a message. From the resident process (the window process gone), the
+//! shortcut starts a window process with the panel alone. Skipped unless `HERMES_E2E=1` (`cargo xtask e2e e2e_quick`).
+//! Screenshots: `target/e2e-screens/quick-*.png`.
+
+mod wd;
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+use wd::Session;
+use wd::app::*;
+use wd::desk::*;
+
+const PANEL: &str = "Hermes — Quick Ask";
+
+/// Presses keys as a keyboard does (the X server's input: a global shortcut's grab sees it).
+fn keys(combo: &str) {
+    let ok = Command::new("xdotool").args(["key", "--clearmodifiers", combo]).status().is_ok_and(|s| s.success());
+    assert!(ok, "xdotool key {combo}");
+}
+
+/// Types text into whatever has the keyboard focus.
+fn type_keys(text: &str) {
+    let ok = Command::new("xdotool").args(["type", "--delay", "20", text]).status().is_ok_and(|s| s.success());
+    assert!(ok, "xdotool type");
+}
+
+/// The app logged that its global shortcuts are registered.
+fn registered(setup: &Setup) {
+    within(20, "the global shortcuts registered", || {
+        wd::app_log(setup.data.path()).contains("global shortcuts registered")
+    });
+}
+
+/// Switches the session to the panel's page.
+fn attach_panel(s: &Session) {
+    within(20, "the panel's page", || {
+        s.handles().iter().any(|h| {
+            s.switch_to(h)
+                && s.try_exec("return !!document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')")
+                    .is_ok_and(|v| v == json!(true))
+        })
+    });
+}
+
+/// Switches the session to the main window's page.
+fn attach_main(s: &Session) {
+    within(20, "the main window's page", || {
+        s.handles().iter().any(|h| {
+            s.switch_to(h)
+                && s.try_exec("return !document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')")
+                    .is_ok_and(|v| v == json!(true))
+        })
+    });
+}
+
+fn shot(name: &str) {
+    let _ = Command::new("import").args(["-window", "root"]).arg(wd::screens().join(name)).status();
+}
+
+#[test]
+fn e2e_quick_the_shortcut_opens_the_panel_over_a_hidden_app_where_a_reply_streams_and_a_card_is_answered() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    std::fs::write(setup.data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
+    registered(&setup);
+    close_main(app.pid);
+    assert!(x::shown(app.pid, PANEL).is_empty(), "no panel before the shortcut");
+
+    // the shortcut, from "another app": the panel on screen, its input focused (the keys typed land in it)
+    keys("ctrl+alt+space");
+    within(10, "the panel on screen", || !x::shown(app.pid, PANEL).is_empty());
+    assert!(x::shown(app.pid, "Hermes").is_empty(), "the main window stays hidden");
+    // centred on the screen under the pointer (the one screen here), built at its compact size
+    let (x, y, w, h) = x::geometry(x::shown(app.pid, PANEL)[0]);
+    let (sw, sh) = x::screen_size();
+    assert!((w, h) == (640, 420), "the panel's size: {w}×{h}");
+    assert!(
+        (x - (sw as i32 - w as i32) / 2).abs() <= 2 && (y - (sh as i32 - h as i32) / 2).abs() <= 2,
+        "centred: at {x},{y} on a {sw}×{sh} screen"
+    );
+    attach_panel(&app.s);
+    app.s.wait("the panel connected", 20, "return !document.querySelector('.banner')");
+    app.s.wait(
+        "its input focused",
+        10,
+        "return document.activeElement && document.activeElement.id === 'composer-input'",
+    );
+    type_keys("hello from anywhere");
+    keys("Return");
+    body_has(&app.s, "You said: hello from anywhere", 15);
+    assert_eq!(
+        app.s.exec("return document.querySelector('[data-testid=quick-agent]').selectedOptions[0].text", json!([])),
+        json!("Lab agent"),
+        "the panel says which agent it talks to"
+    );
+
+    // an approval card, answered in the panel
+    type_and_send(&app.s, "/approve");
+    app.s.wait(
+        "the card in the panel",
+        15,
+        "return [...document.querySelectorAll('article.card button')].some(b => b.innerText.includes('Allow once'))",
+    );
+    shot("quick-panel-card.png");
+    app.s.exec(
+        "[...document.querySelectorAll('article.card button')].find(b => b.innerText.includes('Allow once')).click()",
+        json!([]),
+    );
+    app.s.wait("answered in the panel", 15, "return !!document.querySelector('article.card .outcome')");
+    assert_eq!(setup.connections(), 1, "the panel uses the app's one connection");
+
+    // "Open in Hermes": the main window on this conversation, the panel gone
+    app.s.exec("document.querySelector('[data-testid=quick-open-main]').click()", json!([]));
+    within(10, "the main window on screen", || !x::shown(app.pid, "Hermes").is_empty());
+    within(10, "the panel hidden", || x::shown(app.pid, PANEL).is_empty());
+    attach_main(&app.s);
+    body_has(&app.s, "You said: hello from anywhere", 15);
+    app.s.wait("the answered card there too", 15, "return !!document.querySelector('article.card .outcome')");
+
+    // the shortcut again over the main window, then Esc: hidden
+    keys("ctrl+alt+space");
+    within(10, "the panel on screen again", || !x::shown(app.pid, PANEL).is_empty());
+    attach_panel(&app.s);
+    shot("quick-panel.png");
+    app.s.wait(
+        "its input focused",
+        10,
+        "return document.activeElement && document.activeElement.id === 'composer-input'",
+    );
+    keys("Escape");
+    within(10, "Esc hides the panel", || x::shown(app.pid, PANEL).is_empty());
+    assert!(!x::shown(app.pid, "Hermes").is_empty(), "the main window stays");
+}
+
+#[test]
+fn e2e_quick_rebinding_the_shortcut_works_and_the_push_to_talk_keys_are_refused() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
+    registered(&setup);
+    app.s.exec("window.dispatchEvent(new KeyboardEvent('keydown', {key: ',', ctrlKey: true}))", json!([]));
+    app.s.wait("settings", 10, "return !!document.querySelector('[role=dialog]')");
+    app.s.exec(
+        "[...document.querySelectorAll('[role=dialog] button, [role=dialog] [role=tab]')].find(b => b.innerText.trim() === 'Shortcuts').click()",
+        json!([]),
+    );
+    app.s.wait("the Quick Ask field", 10, "const f = document.querySelector('[data-testid=quick-ask-shortcut]'); return !!f && f.value === 'Control+Alt+Space'");
+
+    let set = |value: &str| {
+        app.s.exec(
+            "const f = document.querySelector('[data-testid=quick-ask-shortcut]'); f.value = arguments[0]; \
+             f.dispatchEvent(new Event('input', {bubbles: true})); f.dispatchEvent(new Event('change', {bubbles: true}))",
+            json!([value]),
+        );
+    };
+    // the push-to-talk keys (Ctrl+Shift+Space by default, in another spelling): refused, with a message
+    set("Shift+Control+Space");
+    app.s.wait(
+        "the clash refused",
+        10,
+        "const e = document.querySelector('[data-testid=quick-ask-error]'); return !!e && e.innerText.includes('push-to-talk')",
+    );
+    app.s.screenshot(&wd::screens().join("quick-shortcut-clash.png"));
+    let stored = std::fs::read_to_string(setup.data.path().join("app-settings.json")).unwrap_or_default();
+    assert!(!stored.contains("Shift+Control+Space"), "nothing saved: {stored}");
+
+    // other keys: saved and registered at once; the old ones no longer open the panel
+    set("Control+Alt+KeyJ");
+    within(10, "saved", || {
+        std::fs::read_to_string(setup.data.path().join("app-settings.json"))
+            .is_ok_and(|s| s.contains("\"quickAskShortcut\": \"Control+Alt+KeyJ\""))
+    });
+    app.s.wait("no error", 5, "return !document.querySelector('[data-testid=quick-ask-error]')");
+    keys("ctrl+alt+space");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(x::shown(app.pid, PANEL).is_empty(), "the old shortcut is let go");
+    keys("ctrl+alt+j");
+    within(10, "the new shortcut opens the panel", || !x::shown(app.pid, PANEL).is_empty());
+}
+
+/// With the window process gone (its connections handed to `hermes-resident`), the shortcut starts a window process
+/// with the panel alone: it takes the connection back, and what is typed is sent and answered.
+#[test]
+fn e2e_quick_from_the_resident_process_the_shortcut_starts_the_panel_alone() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    std::fs::write(setup.data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2")]);
+    close_main(app.pid);
+    within(30, "the window process ended", || !app.alive());
+    within(20, "the resident process connected", || {
+        processes_named("hermes-resident", setup.data.path()).len() == 1 && setup.connections() == 1
+    });
+    let t = std::time::Instant::now();
+    while !logs(&setup).contains("Quick Ask shortcut grabbed") {
+        assert!(t.elapsed() < Duration::from_secs(20), "the resident never grabbed the shortcut:\n{}", logs(&setup));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    keys("ctrl+alt+space");
+    within(30, "a window process", || processes_named("hermes-desktop", setup.data.path()).len() == 1);
+    let window = processes_named("hermes-desktop", setup.data.path())[0];
+    within(30, "the panel on screen", || !x::shown(window, PANEL).is_empty());
+    assert!(x::shown(window, "Hermes").is_empty(), "the panel alone, no main window");
+    within(20, "the resident ended", || processes_named("hermes-resident", setup.data.path()).is_empty());
+    within(20, "connected through the window process", || setup.connections() == 1);
+    // typed straight into the panel's focused input
+    std::thread::sleep(Duration::from_millis(1500));
+    type_keys("asked from the tray");
+    keys("Return");
+    let store = hermes_app::App::open(setup.data.path()).unwrap();
+    let (profile, _) = &setup.profiles[0];
+    within(20, "sent and answered, stored like any other exchange", || {
+        let conv = store.conversations(profile).unwrap().into_iter().next();
+        conv.and_then(|c| store.history(&c.id, None, 20).ok()).is_some_and(|h| {
+            h.messages.iter().any(|m| m.text == "asked from the tray")
+                && h.messages.iter().any(|m| m.text.contains("You said: asked from the tray"))
+        })
+    });
+    shot("quick-panel-from-resident.png");
+    let pid = window.to_string();
+    let _ = Command::new("kill").arg(&pid).status();
+    within(20, "the window process ended", || processes_named("hermes-desktop", setup.data.path()).is_empty());
+}

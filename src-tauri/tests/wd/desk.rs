@@ -1,0 +1,326 @@
+//! The resident app's end-to-end set-up, shared by e2e_resident.rs and e2e_quick.rs: an agent with profiles on it
+//! (tokens in the keychain), the app under WebDriver or started directly, its processes and X11 windows.
+#![allow(dead_code)] // each e2e test crate uses a part
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::app::*;
+use super::{Driver, Session};
+use crate::wd;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_hermes-desktop");
+
+/// What every test here starts from: the agent, a data folder with profiles on it (each with its token), and a
+/// home folder of its own under the data folder (the XDG autostart entry lands in `home/.config/autostart`).
+pub struct Setup {
+    pub agent: Agent,
+    pub data: tempfile::TempDir,
+    pub home: PathBuf,
+    /// `(profile id, device id)` of each agent, in the sidebar's order.
+    pub profiles: Vec<(String, String)>,
+}
+
+impl Setup {
+    /// An agent and one profile per name on it.
+    pub fn new(names: &[&str]) -> Setup {
+        let agent = Agent::start(None);
+        let data = tempfile::tempdir().unwrap();
+        let profiles = names
+            .iter()
+            .map(|n| {
+                let p =
+                    wd::profile_with_token(data.path(), n, &agent.url(), TOKEN, hermes_store::Dialect::Adapter, None);
+                (p.id, p.device_id)
+            })
+            .collect();
+        let home = data.path().join("home");
+        // (the autostart plugin creates `autostart` but not its parent)
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        Setup { agent, data, home, profiles }
+    }
+
+    /// The environment the app gets (besides what [`Driver::start_env`] sets): its home, and `extra`.
+    fn env<'a>(&'a self, extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+        let mut v = vec![("HOME", self.home.to_str().unwrap())];
+        v.extend_from_slice(extra);
+        v
+    }
+
+    /// The app under WebDriver with `extra` environment variables, once every agent's conversation shows as
+    /// connected (no banner).
+    pub fn launch(&self, extra: &[(&str, &str)]) -> Running {
+        let driver = Driver::start_env(self.data.path(), &self.env(extra));
+        let s = driver.session(BIN, &[]);
+        s.wait(
+            "connected",
+            30,
+            "return !!document.getElementById('composer-input') && !document.querySelector('.banner')",
+        );
+        let pid = app_pid(driver.pid());
+        Running { s, driver, pid }
+    }
+
+    /// The app started directly (no WebDriver: a start at login has no page to drive), with `args`, the data folder,
+    /// the XDG folders [`Driver::start_env`] would give it and its home. Killed by pid when dropped.
+    pub fn spawn(&self, args: &[&str]) -> Spawned {
+        let data = self.data.path();
+        let xdg = |name: &str| {
+            let d = data.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        };
+        wd::wait_gone(BIN);
+        let child = Command::new(BIN)
+            .args(args)
+            .env("HERMES_DATA_DIR", data)
+            .env("XDG_DATA_HOME", xdg("xdg-data"))
+            .env("XDG_CACHE_HOME", xdg("xdg-cache"))
+            .env("XDG_CONFIG_HOME", xdg("xdg-config"))
+            .env("HOME", &self.home)
+            .env("LANG", "C.UTF-8")
+            .env("LANGUAGE", "en")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Spawned(child)
+    }
+
+    /// The agent's open connections.
+    pub fn connections(&self) -> usize {
+        self.agent.s().connections()
+    }
+}
+
+/// The app under WebDriver: its session, its driver (ends the app when dropped) and its pid.
+pub struct Running {
+    pub s: Session,
+    pub driver: Driver,
+    pub pid: u32,
+}
+
+impl Running {
+    /// The app's WebKit web processes (the page's renderer).
+    pub fn web_processes(&self) -> Vec<u32> {
+        web_processes(self.pid)
+    }
+
+    /// Is the process still there?
+    pub fn alive(&self) -> bool {
+        alive(self.pid)
+    }
+}
+
+pub struct Spawned(Child);
+
+impl Spawned {
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let below = wd::descendants(self.0.id());
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+        for pid in below {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        wd::wait_gone(BIN);
+    }
+}
+
+fn comm(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default().trim().to_string()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rfind(')').is_some_and(|i| !s[i + 2..].starts_with('Z')))
+}
+
+/// The app's process below the WebDriver (its child running [`BIN`]).
+pub fn app_pid(driver: u32) -> u32 {
+    let exe = std::fs::canonicalize(BIN).unwrap();
+    wd::descendants(driver)
+        .into_iter()
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe))
+        .expect("the app's process below the WebDriver")
+}
+
+/// The WebKit web processes below `pid`.
+pub fn web_processes(pid: u32) -> Vec<u32> {
+    wd::descendants(pid).into_iter().filter(|p| comm(*p).starts_with("WebKitWebProces") && alive(*p)).collect()
+}
+
+/// Polls `ok` every 100 ms for up to `secs`; fails with `what`.
+pub fn within(secs: u64, what: &str, mut ok: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !ok() {
+        assert!(t.elapsed() < Duration::from_secs(secs), "never ({secs} s): {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The X11 side of the tests: the app's top-level windows (Xvfb has no window manager, so they are the root's
+/// children), and closing one as a window manager does.
+pub mod x {
+    use x11rb::connection::Connection;
+    use x11rb::protocol::xproto::{
+        AtomEnum, ClientMessageEvent, ConnectionExt, EventMask, MapState, Window as XWindow,
+    };
+
+    fn atom(c: &impl Connection, name: &str) -> u32 {
+        c.intern_atom(false, name.as_bytes()).unwrap().reply().unwrap().atom
+    }
+
+    /// The app's (`pid`'s) windows that are on screen and titled `title`.
+    pub fn shown(pid: u32, title: &str) -> Vec<XWindow> {
+        let (c, screen) = x11rb::connect(None).expect("an X display (run under cargo xtask e2e)");
+        let root = c.setup().roots[screen].root;
+        let net_pid = atom(&c, "_NET_WM_PID");
+        let utf8 = atom(&c, "UTF8_STRING");
+        let net_name = atom(&c, "_NET_WM_NAME");
+        let mut out = Vec::new();
+        for w in c.query_tree(root).unwrap().reply().unwrap().children {
+            let Ok(attr) = c.get_window_attributes(w).unwrap().reply() else { continue };
+            if attr.map_state != MapState::VIEWABLE {
+                continue;
+            }
+            let owner = c.get_property(false, w, net_pid, AtomEnum::CARDINAL, 0, 1).unwrap().reply().ok();
+            if owner.and_then(|r| r.value32().and_then(|mut v| v.next())) != Some(pid) {
+                continue;
+            }
+            let name = c.get_property(false, w, net_name, utf8, 0, 256).unwrap().reply().ok();
+            if name.is_some_and(|n| n.value == title.as_bytes()) {
+                out.push(w);
+            }
+        }
+        out
+    }
+
+    /// Whether a window titled `title` (of any process) is on screen and holds the keyboard focus (itself or one of
+    /// its children).
+    pub fn shown_and_focused(title: &str) -> bool {
+        let (c, screen) = x11rb::connect(None).expect("an X display");
+        let root = c.setup().roots[screen].root;
+        let utf8 = atom(&c, "UTF8_STRING");
+        let net_name = atom(&c, "_NET_WM_NAME");
+        let Ok(focus) = c.get_input_focus().unwrap().reply() else { return false };
+        // the top-level window the focus is in
+        let mut w = focus.focus;
+        loop {
+            let Ok(tree) = c.query_tree(w).unwrap().reply() else { return false };
+            if tree.parent == root || tree.parent == x11rb::NONE {
+                break;
+            }
+            w = tree.parent;
+        }
+        let viewable = c.get_window_attributes(w).unwrap().reply().is_ok_and(|a| a.map_state == MapState::VIEWABLE);
+        let name = c.get_property(false, w, net_name, utf8, 0, 256).unwrap().reply().ok();
+        viewable && name.is_some_and(|n| n.value == title.as_bytes())
+    }
+
+    /// `w`'s place and size on the screen (x, y, width, height; a top-level window's parent is the root here).
+    pub fn geometry(w: XWindow) -> (i32, i32, u32, u32) {
+        let (c, _) = x11rb::connect(None).unwrap();
+        let g = c.get_geometry(w).unwrap().reply().unwrap();
+        (g.x.into(), g.y.into(), g.width.into(), g.height.into())
+    }
+
+    /// The screen's size.
+    pub fn screen_size() -> (u32, u32) {
+        let (c, screen) = x11rb::connect(None).unwrap();
+        let s = &c.setup().roots[screen];
+        (s.width_in_pixels.into(), s.height_in_pixels.into())
+    }
+
+    /// Asks `w` to close, as a window manager's close button does (`WM_DELETE_WINDOW`).
+    pub fn close(w: XWindow) {
+        let (c, _) = x11rb::connect(None).unwrap();
+        let protocols = atom(&c, "WM_PROTOCOLS");
+        let delete = atom(&c, "WM_DELETE_WINDOW");
+        let ev = ClientMessageEvent::new(32, w, protocols, [delete, 0, 0, 0, 0]);
+        c.send_event(false, w, EventMask::NO_EVENT, ev).unwrap();
+        c.flush().unwrap();
+    }
+}
+
+/// Closes the app's main window as the user does (the window manager's close), once it is on screen.
+pub fn close_main(pid: u32) {
+    let mut shown = Vec::new();
+    within(10, "the main window on screen", || {
+        shown = x::shown(pid, "Hermes");
+        !shown.is_empty()
+    });
+    // Asked again every 2 s until it is off screen: a close request sent right after a reply has been seen to get
+    // lost now and then (no CloseRequested at all in the app's log), as a second click on a close button would.
+    let t = Instant::now();
+    loop {
+        for w in &shown {
+            x::close(*w);
+        }
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_secs(2) {
+            if x::shown(pid, "Hermes").is_empty() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "the main window never went off screen");
+        shown = x::shown(pid, "Hermes");
+    }
+}
+
+/// Switches the session to the page of a main window built again (the old one is gone with its webview).
+pub fn attach_rebuilt(s: &Session) {
+    within(20, "a page of the rebuilt window", || {
+        let handles = s.handles();
+        handles.iter().any(|h| {
+            s.switch_to(h)
+                && s.try_exec("return !!document.getElementById('composer-input')").is_ok_and(|v| v == json!(true))
+        })
+    });
+}
+
+/// Processes whose program is named `name` and whose command line or environment names `data` (the resident gets
+/// `--data-dir`, the window process it starts `HERMES_DATA_DIR`).
+pub fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
+    let data = data.to_string_lossy().to_string();
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let prog = cmd.split(|b| *b == 0).next().map(|a| String::from_utf8_lossy(a).to_string()).unwrap_or_default();
+        if prog.rsplit('/').next() != Some(name) {
+            continue;
+        }
+        let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmd).contains(&data) || String::from_utf8_lossy(&env).contains(&data) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The app's and the resident's logs (the tail of each file), for a failure's message.
+pub fn logs(setup: &Setup) -> String {
+    let mut out = String::new();
+    for p in wd::app::paths_under(&[setup.data.path().join("logs")]) {
+        let text = std::fs::read_to_string(&p).unwrap_or_default();
+        let tail: Vec<&str> = text.lines().rev().take(40).collect();
+        out += &format!("--- {}\n{}\n", p.display(), tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+    }
+    out
+}
+
+/// What a process has mapped: does it hold GTK's or WebKit's libraries?
+pub fn maps_toolkit(pid: u32) -> bool {
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    maps.contains("libwebkit2gtk") || maps.contains("libgtk-3")
+}
