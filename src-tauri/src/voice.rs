@@ -529,7 +529,12 @@ pub async fn tts_status(app: AppHandle) -> AppResult<TtsStatus> {
 /// Speak a final reply sentence by sentence (queued after anything playing). Returns how many sentences.
 #[tauri::command]
 #[specta::specta]
-pub async fn tts_speak(app: AppHandle, text: String) -> AppResult<u32> {
+pub async fn tts_speak(app: AppHandle, webview: tauri::Webview, text: String) -> AppResult<u32> {
+    // Two pages may show the same reply (the main window and the Quick Ask panel): the one that records reads aloud,
+    // the other says nothing (0 sentences).
+    if webview.label() != crate::quick::recording_view(&app) {
+        return Ok(0);
+    }
     blocking(move || {
         let st = app.state::<VoiceState>();
         let sp = st.speaker(&app).map_err(|e| AppError::new(ErrorCode::TtsUnavailable, e))?;

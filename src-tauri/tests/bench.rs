@@ -415,22 +415,18 @@ fn resident_of(data: &std::path::Path) -> Option<u32> {
     })
 }
 
-/// The resident app (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=resident`): visible and idle CPU; then the
-/// window closed to the tray with 2 connected agents — PSS of every process of the app and CPU after 2 min (the
-/// webview is destroyed after 60 s hidden); then shown from the tray (a second start hands over) → the rebuilt page
-/// interactive. `HERMES_BENCH_IDLE_SECS` shortens the CPU windows (default 300 s, as the goals are stated).
-#[test]
-fn bench_resident() {
+/// Whether this run asks for the bench part `name` (`cargo xtask bench`; `HERMES_BENCH_PART` picks one, unset all).
+fn bench_part(name: &str) -> bool {
     if std::env::var("HERMES_BENCH").as_deref() != Ok("1") {
         eprintln!("skipped: cargo xtask bench");
-        return;
+        return false;
     }
     let part = std::env::var("HERMES_BENCH_PART").unwrap_or_default();
-    if !(part.is_empty() || part == "resident") {
-        return;
-    }
-    let idle: u64 = std::env::var("HERMES_BENCH_IDLE_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let bin = env!("CARGO_BIN_EXE_hermes-desktop");
+    part.is_empty() || part == name
+}
+
+/// The reference agent on loopback (its own runtime) and a data folder with 1,000 stored messages on it.
+fn agent_and_history() -> (tokio::runtime::Runtime, hermes_devserver::Running, tempfile::TempDir) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let server = rt
         .block_on(hermes_devserver::start(hermes_devserver::Config {
@@ -439,6 +435,21 @@ fn bench_resident() {
         }))
         .unwrap();
     let (data, _) = seeded(&server.adapter_url());
+    (rt, server, data)
+}
+
+/// The resident app (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=resident`): visible and idle CPU; then the
+/// window closed to the tray with 2 connected agents — PSS of every process of the app and CPU after 2 min (the
+/// webview is destroyed after 60 s hidden); then shown from the tray (a second start hands over) → the rebuilt page
+/// interactive. `HERMES_BENCH_IDLE_SECS` shortens the CPU windows (default 300 s, as the goals are stated).
+#[test]
+fn bench_resident() {
+    if !bench_part("resident") {
+        return;
+    }
+    let idle: u64 = std::env::var("HERMES_BENCH_IDLE_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
+    let bin = env!("CARGO_BIN_EXE_hermes-desktop");
+    let (rt, server, data) = agent_and_history();
     wd::profile_with_token(
         data.path(),
         "Second agent",
@@ -588,12 +599,7 @@ fn bench_resident() {
 /// keys: a press starts a window process with the panel alone.
 #[test]
 fn bench_quick() {
-    if std::env::var("HERMES_BENCH").as_deref() != Ok("1") {
-        eprintln!("skipped: cargo xtask bench");
-        return;
-    }
-    let part = std::env::var("HERMES_BENCH_PART").unwrap_or_default();
-    if !(part.is_empty() || part == "quick") {
+    if !bench_part("quick") {
         return;
     }
     const PANEL: &str = "Hermes — Quick Ask";
@@ -606,7 +612,12 @@ fn bench_quick() {
         let t = Instant::now();
         key("ctrl+alt+space");
         while !wd::desk::x::shown_and_focused(PANEL) {
-            assert!(t.elapsed() < Duration::from_secs(30), "{what}: the panel never came");
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "{what}: the panel never came (the focus is in {:?}; the panel's windows on screen: {:?})",
+                wd::desk::x::focused_title(),
+                std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok()).map(|p| wd::desk::x::shown(p, PANEL).len()).sum::<usize>()
+            );
             std::thread::sleep(Duration::from_millis(2));
         }
         t.elapsed().as_millis()
@@ -621,14 +632,7 @@ fn bench_quick() {
         std::thread::sleep(Duration::from_millis(700));
     };
     let bin = env!("CARGO_BIN_EXE_hermes-desktop");
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let server = rt
-        .block_on(hermes_devserver::start(hermes_devserver::Config {
-            token: TOKEN.into(),
-            ..hermes_devserver::Config::fast()
-        }))
-        .unwrap();
-    let (data, _) = seeded(&server.adapter_url());
+    let (rt, server, data) = agent_and_history();
     std::fs::write(data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
     let driver = wd::Driver::start(data.path());
     let s = driver.session(bin, &[]);
@@ -675,9 +679,19 @@ fn bench_quick() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_secs(3));
+    let pressed_ms = wd::epoch_ms();
     let from_tray = press("a press from the tray");
+    // where the time went: the window process's start-up marks (ms after its setup began) and the page's
+    std::thread::sleep(Duration::from_millis(500));
+    let log = wd::app_log(data.path());
+    let marks: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("since_start_ms") || l.contains("Quick Ask shortcut pressed") || l.contains("resident ended"))
+        .collect();
+    let tail = &marks[marks.len().saturating_sub(8)..];
     eprintln!(
-        "BENCH quick from the tray (resident process; a new window process with the panel alone) → on screen and focused {from_tray} ms"
+        "BENCH quick from the tray (resident process; a new window process with the panel alone) → on screen and focused {from_tray} ms (pressed at {pressed_ms:.0} epoch ms); the log:\n  {}",
+        tail.join("\n  ")
     );
     // that window process ends with the app's Quit (the devserver's end closes nothing of it)
     let window = std::fs::read_dir("/proc")

@@ -37,26 +37,19 @@ fn registered(setup: &Setup) {
     });
 }
 
+/// Switches the session to the page that `is` (a script's boolean) describes.
+fn attach(s: &Session, what: &str, is: &str) {
+    within(20, what, || s.handles().iter().any(|h| s.switch_to(h) && s.try_exec(is).is_ok_and(|v| v == json!(true))));
+}
+
 /// Switches the session to the panel's page.
 fn attach_panel(s: &Session) {
-    within(20, "the panel's page", || {
-        s.handles().iter().any(|h| {
-            s.switch_to(h)
-                && s.try_exec("return !!document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')")
-                    .is_ok_and(|v| v == json!(true))
-        })
-    });
+    attach(s, "the panel's page", "return !!document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')");
 }
 
 /// Switches the session to the main window's page.
 fn attach_main(s: &Session) {
-    within(20, "the main window's page", || {
-        s.handles().iter().any(|h| {
-            s.switch_to(h)
-                && s.try_exec("return !document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')")
-                    .is_ok_and(|v| v == json!(true))
-        })
-    });
+    attach(s, "the main window's page", "return !document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')");
 }
 
 fn shot(name: &str) {
@@ -139,6 +132,21 @@ fn e2e_quick_the_shortcut_opens_the_panel_over_a_hidden_app_where_a_reply_stream
     keys("Escape");
     within(10, "Esc hides the panel", || x::shown(app.pid, PANEL).is_empty());
     assert!(!x::shown(app.pid, "Hermes").is_empty(), "the main window stays");
+
+    // pressed again after Esc: on screen with the keyboard focus (X's own, not only the page's)
+    std::thread::sleep(Duration::from_millis(500));
+    keys("ctrl+alt+space");
+    let t = std::time::Instant::now();
+    while !x::shown_and_focused(PANEL) {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the panel again, focused: the focus is in {:?}, the panel on screen: {}\n{}",
+            x::focused_title(),
+            !x::shown(app.pid, PANEL).is_empty(),
+            logs(&setup)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

@@ -204,26 +204,31 @@ pub mod x {
         out
     }
 
-    /// Whether a window titled `title` (of any process) is on screen and holds the keyboard focus (itself or one of
-    /// its children).
-    pub fn shown_and_focused(title: &str) -> bool {
+    /// The title of the top-level window that holds the keyboard focus (itself or one of its children), if it is on
+    /// screen.
+    pub fn focused_title() -> Option<String> {
         let (c, screen) = x11rb::connect(None).expect("an X display");
         let root = c.setup().roots[screen].root;
         let utf8 = atom(&c, "UTF8_STRING");
         let net_name = atom(&c, "_NET_WM_NAME");
-        let Ok(focus) = c.get_input_focus().unwrap().reply() else { return false };
+        let focus = c.get_input_focus().ok()?.reply().ok()?;
         // the top-level window the focus is in
         let mut w = focus.focus;
         loop {
-            let Ok(tree) = c.query_tree(w).unwrap().reply() else { return false };
+            let tree = c.query_tree(w).ok()?.reply().ok()?;
             if tree.parent == root || tree.parent == x11rb::NONE {
                 break;
             }
             w = tree.parent;
         }
-        let viewable = c.get_window_attributes(w).unwrap().reply().is_ok_and(|a| a.map_state == MapState::VIEWABLE);
-        let name = c.get_property(false, w, net_name, utf8, 0, 256).unwrap().reply().ok();
-        viewable && name.is_some_and(|n| n.value == title.as_bytes())
+        let viewable = c.get_window_attributes(w).ok()?.reply().ok()?.map_state == MapState::VIEWABLE;
+        let name = c.get_property(false, w, net_name, utf8, 0, 256).ok()?.reply().ok()?;
+        viewable.then(|| String::from_utf8_lossy(&name.value).into_owned())
+    }
+
+    /// Whether a window titled `title` (of any process) is on screen and holds the keyboard focus.
+    pub fn shown_and_focused(title: &str) -> bool {
+        focused_title().is_some_and(|t| t == title)
     }
 
     /// `w`'s place and size on the screen (x, y, width, height; a top-level window's parent is the root here).

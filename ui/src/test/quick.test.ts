@@ -28,11 +28,14 @@ describe('the Quick Ask panel', () => {
     const picker = (await screen.findByTestId('quick-agent')) as HTMLSelectElement;
     await waitFor(() => expect(picker.value).toBe('p2'));
     expect(q.app.selection).toEqual({ profileId: 'p2', conversationId: 'c2' });
+    // built for a press, the panel goes on screen once it has rendered: said to the shell once
+    await waitFor(() => expect(q.calls.filter((c) => c.cmd === 'quick_page_ready')).toHaveLength(1));
     await fireEvent.change(picker, { target: { value: 'p1' } });
     await waitFor(() => expect(q.app.selection?.profileId).toBe('p1'));
     expect(loadQuickPrefs().profileId).toBe('p1');
     // only the picked agent is subscribed to: the panel does not connect every agent as the main window does
     expect(q.calls.filter((c) => c.cmd === 'connect').map((c) => c.args.profileId)).toEqual(['p2', 'p1']);
+    expect(q.calls.filter((c) => c.cmd === 'quick_page_ready')).toHaveLength(1);
   });
 
   it('offers "new conversation each time" only for an agent with many conversations (v3)', async () => {
