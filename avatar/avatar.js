@@ -134,6 +134,8 @@
   // a core or more where WebKit composites in software (measured: 1.5 cores idle). Blinks and glances go on;
   // any call wakes the avatar. `?rest=MS` changes the delay (100 ms .. 10 min).
   var REST_MS = 30000;
+  // The idle timers' pace (blinks, glances): 1; `?pace=0.01` runs them 100 times faster (the page's tests).
+  var PACE = 1;
   var restTimer = 0;
 
   function wake(pose) {
@@ -507,13 +509,19 @@
   /* ------------------------------------------------------------------------------------------------------------ */
   /* blinking and glances: timers, no loop                                                                         */
 
+  /** Resting (nothing happening for a while): calmer. Each blink or glance is a few dozen repainted frames, which is
+   *  most of what a visible, idle window costs where WebKit paints in software. */
+  function isResting() {
+    return !!dom && dom.root.classList.contains('resting');
+  }
+
   function scheduleBlink() {
-    var wait = 2200 + Math.random() * 4200;
+    var wait = isResting() ? 7000 + Math.random() * 7000 : 2200 + Math.random() * 4200;
     setTimeout(function () {
       blink();
-      if (Math.random() < 0.22) setTimeout(blink, 260); // sometimes a double blink
+      if (!isResting() && Math.random() < 0.22) setTimeout(blink, 260 * PACE); // sometimes a double blink
       scheduleBlink();
-    }, wait);
+    }, wait * PACE);
   }
 
   function blink() {
@@ -521,20 +529,21 @@
     dom.root.classList.add('blink');
     setTimeout(function () {
       dom.root.classList.remove('blink');
-    }, 130);
+    }, 130 * PACE);
   }
 
   function scheduleGlance() {
     setTimeout(function () {
-      if (!document.hidden && dom.root.getAttribute('data-pose') === 'idle') {
+      // resting: the eyes stay put
+      if (!document.hidden && dom.root.getAttribute('data-pose') === 'idle' && !isResting()) {
         var dirs = ['left', 'right', 'up'];
         dom.root.setAttribute('data-glance', dirs[Math.floor(Math.random() * dirs.length)]);
         setTimeout(function () {
           dom.root.removeAttribute('data-glance');
-        }, 900 + Math.random() * 700);
+        }, (900 + Math.random() * 700) * PACE);
       }
       scheduleGlance();
-    }, 6000 + Math.random() * 7000);
+    }, (6000 + Math.random() * 7000) * PACE);
   }
 
   /* ------------------------------------------------------------------------------------------------------------ */
@@ -597,6 +606,8 @@
     var motion = queryParam('motion');
     var rest = Number(queryParam('rest'));
     if (rest >= 100 && rest <= 600000) REST_MS = rest;
+    var pace = Number(queryParam('pace'));
+    if (pace >= 0.001 && pace <= 1) PACE = pace;
 
     var mq = null;
     if (typeof window.matchMedia === 'function') {

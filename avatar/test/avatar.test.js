@@ -222,6 +222,31 @@ describe('CPU', () => {
     expect(CSS).toMatch(/\.avatar\.resting \.breath,[^{]*\.avatar\.resting \.wing \{\s*animation-play-state: paused;/);
   });
 
+  it('resting, blinks come less often and the eyes no longer glance around', async () => {
+    // the idle timers 100 times faster: a blink every 22–64 ms awake, every 70–140 ms resting; glances every 60–130 ms
+    const { root, window } = await load({ url: 'http://localhost/avatar.html?rest=1500&pace=0.01' });
+    const seen = { blinks: 0, glances: 0 };
+    new window.MutationObserver((records) => {
+      for (const r of records) {
+        if (r.attributeName === 'class' && root.classList.contains('blink') && !(r.oldValue ?? '').includes('blink'))
+          seen.blinks++;
+        if (r.attributeName === 'data-glance' && root.hasAttribute('data-glance')) seen.glances++;
+      }
+    }).observe(root, { attributes: true, attributeOldValue: true, attributeFilter: ['class', 'data-glance'] });
+    await sleep(1200);
+    const awake = { ...seen };
+    expect(root.classList.contains('resting')).toBe(false);
+    expect(awake.glances).toBeGreaterThan(2);
+    await sleep(600); // resting from 1.5 s
+    expect(root.classList.contains('resting')).toBe(true);
+    seen.blinks = 0;
+    seen.glances = 0;
+    await sleep(1200);
+    expect(seen.glances).toBe(0);
+    expect(seen.blinks).toBeGreaterThan(2); // still alive
+    expect(seen.blinks).toBeLessThan(awake.blinks * 0.6);
+  });
+
   it('keeps the loop running only while listening', async () => {
     const { api, window } = await load();
     api.setVolume(0.5);
