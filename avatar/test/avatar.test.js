@@ -245,6 +245,8 @@ describe('CPU', () => {
     expect(seen.glances).toBe(0);
     expect(seen.blinks).toBeGreaterThan(2); // still alive
     expect(seen.blinks).toBeLessThan(awake.blinks * 0.6);
+    // and a blink is shut-then-open, with no eased frames between (the stylesheet's rule for the resting eyes)
+    expect(CSS).toMatch(/\.avatar\.resting \.eyes \.eye,\s*\.avatar\.resting\.blink \.eyes \.eye \{ transition: none; \}/);
   });
 
   it('keeps the loop running only while listening', async () => {

@@ -438,6 +438,18 @@ fn agent_and_history() -> (tokio::runtime::Runtime, hermes_devserver::Running, t
     (rt, server, data)
 }
 
+/// The app under WebDriver on `data`, once its page is interactive (composer, connected).
+fn open_app(data: &Path, bin: &str) -> (wd::Driver, wd::Session) {
+    let driver = wd::Driver::start(data);
+    let s = driver.session(bin, &[]);
+    s.wait(
+        "interactive",
+        30,
+        "return !!document.getElementById('composer-input') && !document.querySelector('.banner')",
+    );
+    (driver, s)
+}
+
 /// The resident app (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=resident`): visible and idle CPU; then the
 /// window closed to the tray with 2 connected agents — PSS of every process of the app and CPU after 2 min (the
 /// webview is destroyed after 60 s hidden); then shown from the tray (a second start hands over) → the rebuilt page
@@ -458,13 +470,7 @@ fn bench_resident() {
         hermes_store::Dialect::Adapter,
         None,
     );
-    let driver = wd::Driver::start(data.path());
-    let s = driver.session(bin, &[]);
-    s.wait(
-        "interactive",
-        30,
-        "return !!document.getElementById('composer-input') && !document.querySelector('.banner')",
-    );
+    let (driver, s) = open_app(data.path(), bin);
     let exe = std::fs::canonicalize(bin).unwrap();
     let pid = wd::descendants(driver.pid())
         .into_iter()
@@ -616,7 +622,12 @@ fn bench_quick() {
                 t.elapsed() < Duration::from_secs(30),
                 "{what}: the panel never came (the focus is in {:?}; the panel's windows on screen: {:?})",
                 wd::desk::x::focused_title(),
-                std::fs::read_dir("/proc").unwrap().flatten().filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok()).map(|p| wd::desk::x::shown(p, PANEL).len()).sum::<usize>()
+                std::fs::read_dir("/proc")
+                    .unwrap()
+                    .flatten()
+                    .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+                    .map(|p| wd::desk::x::shown(p, PANEL).len())
+                    .sum::<usize>()
             );
             std::thread::sleep(Duration::from_millis(2));
         }
@@ -634,13 +645,7 @@ fn bench_quick() {
     let bin = env!("CARGO_BIN_EXE_hermes-desktop");
     let (rt, server, data) = agent_and_history();
     std::fs::write(data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
-    let driver = wd::Driver::start(data.path());
-    let s = driver.session(bin, &[]);
-    s.wait(
-        "interactive",
-        30,
-        "return !!document.getElementById('composer-input') && !document.querySelector('.banner')",
-    );
+    let (driver, s) = open_app(data.path(), bin);
     let t = Instant::now();
     while !wd::app_log(data.path()).contains("global shortcuts registered") {
         assert!(t.elapsed() < Duration::from_secs(20), "the shortcuts are registered");
@@ -686,7 +691,9 @@ fn bench_quick() {
     let log = wd::app_log(data.path());
     let marks: Vec<&str> = log
         .lines()
-        .filter(|l| l.contains("since_start_ms") || l.contains("Quick Ask shortcut pressed") || l.contains("resident ended"))
+        .filter(|l| {
+            l.contains("since_start_ms") || l.contains("Quick Ask shortcut pressed") || l.contains("resident ended")
+        })
         .collect();
     let tail = &marks[marks.len().saturating_sub(8)..];
     eprintln!(

@@ -44,12 +44,27 @@ fn attach(s: &Session, what: &str, is: &str) {
 
 /// Switches the session to the panel's page.
 fn attach_panel(s: &Session) {
-    attach(s, "the panel's page", "return !!document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')");
+    attach(
+        s,
+        "the panel's page",
+        "return !!document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')",
+    );
 }
 
 /// Switches the session to the main window's page.
 fn attach_main(s: &Session) {
-    attach(s, "the main window's page", "return !document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')");
+    attach(
+        s,
+        "the main window's page",
+        "return !document.querySelector('[data-testid=quick-panel]') && !!document.getElementById('composer-input')",
+    );
+}
+
+/// One agent, and the first hide's "still running" hint shown before (no bubble of it on screen).
+fn hinted_setup() -> Setup {
+    let setup = Setup::new(&["Lab agent"]);
+    std::fs::write(setup.data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    setup
 }
 
 fn shot(name: &str) {
@@ -61,8 +76,7 @@ fn e2e_quick_the_shortcut_opens_the_panel_over_a_hidden_app_where_a_reply_stream
     if !enabled() {
         return;
     }
-    let setup = Setup::new(&["Lab agent"]);
-    std::fs::write(setup.data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    let setup = hinted_setup();
     let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
     registered(&setup);
     close_main(app.pid);
@@ -204,8 +218,7 @@ fn e2e_quick_from_the_resident_process_the_shortcut_starts_the_panel_alone() {
     if !enabled() {
         return;
     }
-    let setup = Setup::new(&["Lab agent"]);
-    std::fs::write(setup.data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    let setup = hinted_setup();
     let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2")]);
     close_main(app.pid);
     within(30, "the window process ended", || !app.alive());
