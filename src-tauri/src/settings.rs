@@ -14,11 +14,18 @@ use crate::error::AppResult;
 pub struct SettingsState {
     dir: PathBuf,
     settings: Mutex<AppSettings>,
+    /// Held by a save from start to end: saves run one after another, in the order they came (on → off quickly must
+    /// end off; two concurrent saves each read the old value and the slower one won).
+    saving: tokio::sync::Mutex<()>,
 }
 
 impl SettingsState {
     pub fn new(data_dir: &Path) -> Self {
-        SettingsState { dir: data_dir.to_path_buf(), settings: Mutex::new(AppSettings::load(data_dir)) }
+        SettingsState {
+            dir: data_dir.to_path_buf(),
+            settings: Mutex::new(AppSettings::load(data_dir)),
+            saving: tokio::sync::Mutex::new(()),
+        }
     }
 
     pub fn get(&self) -> AppSettings {
@@ -51,6 +58,7 @@ pub async fn app_save_settings(
     state: State<'_, SettingsState>,
     settings: AppSettings,
 ) -> AppResult<AppSettings> {
+    let _one_at_a_time = state.saving.lock().await;
     let mut settings = settings.normalized();
     let old = state.get();
     // one-time flags the shell sets are not taken back by a page that read the settings before
