@@ -13,8 +13,6 @@ use std::time::Duration;
 
 use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindow, WebviewWindowBuilder};
 
-use crate::{boot, security};
-
 pub const QUICK: &str = "quick";
 
 /// The command-line flag that opens the panel: a start from the resident process's shortcut, or a second start.
@@ -73,7 +71,7 @@ fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
         Some(p) => b.position(p.x, p.y),
         None => b.center(),
     };
-    b = b
+    b = crate::window::app_page(app, b)
         .title("Hermes — Quick Ask")
         .inner_size(SIZE.0, SIZE.1)
         .min_inner_size(480.0, 320.0)
@@ -83,23 +81,7 @@ fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
         .visible(false)
         .focused(true)
         .initialization_script("window.__HERMES_VIEW__ = 'quick';");
-    if let Some(script) =
-        app.try_state::<crate::state::AppState>().and_then(|s| boot::snapshot(&s)).and_then(|b| boot::script(&b))
-    {
-        b = b.initialization_script(script);
-    }
-    if let Some(script) = boot::host_script(&boot::Host::current()) {
-        b = b.initialization_script(script);
-    }
-    b.on_navigation(|u| {
-        let ok = security::navigation_allowed(u);
-        if !ok {
-            tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the Quick Ask panel");
-        }
-        ok
-    })
-    .on_new_window(security::deny_new_window)
-    .build()
+    b.build()
 }
 
 /// Where the panel goes: centred on the monitor under the pointer (the primary one when the pointer is unknown), in
@@ -136,16 +118,11 @@ pub fn show(app: &AppHandle) {
     }
     tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel built");
     st.awaiting_page.store(true, Ordering::SeqCst);
-    let app = app.clone();
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(FIRST_PAINT_AT_MOST).await;
-        let handle = app.clone();
-        let _ = app.run_on_main_thread(move || {
-            if handle.try_state::<QuickPanel>().is_some_and(|s| s.awaiting_page.swap(false, Ordering::SeqCst)) {
-                tracing::warn!("the Quick Ask page did not say it rendered: shown anyway");
-                put_on_screen(&handle);
-            }
-        });
+    crate::window::on_main_after(app, FIRST_PAINT_AT_MOST, |handle| {
+        if handle.try_state::<QuickPanel>().is_some_and(|s| s.awaiting_page.swap(false, Ordering::SeqCst)) {
+            tracing::warn!("the Quick Ask page did not say it rendered: shown anyway");
+            put_on_screen(handle);
+        }
     });
 }
 
@@ -205,21 +182,15 @@ pub fn hide(app: &AppHandle) {
     let generation = app.try_state::<QuickPanel>().map(|s| s.generation.fetch_add(1, Ordering::SeqCst) + 1);
     crate::window::release_resident_timer(app);
     let Some(generation) = generation else { return };
-    let app = app.clone();
     let after = crate::window::hidden_destroy_after();
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(after).await;
-        let handle = app.clone();
-        let _ = app.run_on_main_thread(move || {
-            let still =
-                handle.try_state::<QuickPanel>().is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
-            if let Some(w) = handle.get_webview_window(QUICK).filter(|_| still)
-                && !w.is_visible().unwrap_or(true)
-            {
-                tracing::info!("Quick Ask panel hidden for {}s: its webview is destroyed", after.as_secs());
-                let _ = w.destroy();
-            }
-        });
+    crate::window::on_main_after(app, after, move |handle| {
+        let still = handle.try_state::<QuickPanel>().is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
+        if let Some(w) = handle.get_webview_window(QUICK).filter(|_| still)
+            && !w.is_visible().unwrap_or(true)
+        {
+            tracing::info!("Quick Ask panel hidden for {}s: its webview is destroyed", after.as_secs());
+            let _ = w.destroy();
+        }
     });
 }
 

@@ -85,28 +85,45 @@ pub fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     if let Some(st) = state(app) {
         st.page_ready.store(false, Ordering::SeqCst);
     }
-    // What the page asks for first, handed over with the window (boot.rs): main frame only.
-    let boot = app.try_state::<AppState>().and_then(|s| boot::snapshot(&s)).and_then(|b| boot::script(&b));
-    let mut main = WebviewWindowBuilder::from_config(app, &cfg)?;
-    if let Some(script) = boot {
-        main = main.initialization_script(script);
-    }
-    if let Some(script) = boot::host_script(&boot::Host::current()) {
-        main = main.initialization_script(script);
-    }
-    let w = main
-        .on_navigation(|u| {
-            let ok = security::navigation_allowed(u);
-            if !ok {
-                tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the app");
-            }
-            ok
-        })
-        .on_new_window(security::deny_new_window)
-        .build()?;
+    let w = app_page(app, WebviewWindowBuilder::from_config(app, &cfg)?).build()?;
     let handle = app.clone();
     w.on_window_event(move |ev| on_event(&handle, ev));
     Ok(w)
+}
+
+/// The app's own page in a window being built (the main window, the Quick Ask panel): what the page asks for first,
+/// handed over with the window (the start-up snapshot, boot.rs: main frame only), the host facts, and the navigation
+/// and new-window guards.
+pub fn app_page<'a>(
+    app: &AppHandle,
+    mut b: WebviewWindowBuilder<'a, tauri::Wry, AppHandle>,
+) -> WebviewWindowBuilder<'a, tauri::Wry, AppHandle> {
+    if let Some(script) =
+        app.try_state::<AppState>().and_then(|s| boot::snapshot(&s)).and_then(|boot| boot::script(&boot))
+    {
+        b = b.initialization_script(script);
+    }
+    if let Some(script) = boot::host_script(&boot::Host::current()) {
+        b = b.initialization_script(script);
+    }
+    b.on_navigation(|u| {
+        let ok = security::navigation_allowed(u);
+        if !ok {
+            tracing::warn!(scheme = u.scheme(), "blocked a navigation away from the app");
+        }
+        ok
+    })
+    .on_new_window(security::deny_new_window)
+}
+
+/// Runs `f` on the main thread once `after` has passed (the hidden windows' timers).
+pub fn on_main_after(app: &AppHandle, after: Duration, f: impl FnOnce(&AppHandle) + Send + 'static) {
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        tokio::time::sleep(after).await;
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || f(&handle));
+    });
 }
 
 fn on_event(app: &AppHandle, ev: &WindowEvent) {
@@ -180,28 +197,23 @@ pub fn started_for_panel(app: &AppHandle) {
 /// destroyed, and the agents' connections go to the resident process where it can take them (handover.rs). Not while
 /// the Quick Ask panel is on screen (its hide starts the timer again).
 fn after_hidden(app: &AppHandle, generation: u64) {
-    let app = app.clone();
     let after = hidden_destroy_after();
-    tauri::async_runtime::spawn(async move {
-        tokio::time::sleep(after).await;
-        let handle = app.clone();
-        let _ = app.run_on_main_thread(move || {
-            let still = state(&handle).is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
-            if !still || crate::quick::is_visible(&handle) {
+    on_main_after(app, after, move |handle| {
+        let still = state(handle).is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
+        if !still || crate::quick::is_visible(handle) {
+            return;
+        }
+        if let Some(w) = handle.get_webview_window(MAIN) {
+            if w.is_visible().unwrap_or(true) {
                 return;
             }
-            if let Some(w) = handle.get_webview_window(MAIN) {
-                if w.is_visible().unwrap_or(true) {
-                    return;
-                }
-                tracing::info!("main window hidden for {}s: its webview is destroyed", after.as_secs());
-                if let Err(e) = w.destroy() {
-                    tracing::warn!("cannot destroy the hidden window: {e}");
-                }
-                crate::heap::trim_after_startup();
+            tracing::info!("main window hidden for {}s: its webview is destroyed", after.as_secs());
+            if let Err(e) = w.destroy() {
+                tracing::warn!("cannot destroy the hidden window: {e}");
             }
-            crate::handover::start(&handle);
-        });
+            crate::heap::trim_after_startup();
+        }
+        crate::handover::start(handle);
     });
 }
 
