@@ -51,6 +51,7 @@ pub fn install(app: &AppHandle) {
             b = b.icon(icon.clone());
         }
         b.build(app)?;
+        start_refresher(app);
         // an engine may have connected before the icon existed
         refresh(app);
         Ok(())
@@ -81,8 +82,42 @@ pub fn dashboard(app: &AppHandle) -> Dashboard {
     Dashboard { agents: crate::hub::statuses(app), unread: crate::hub::unread(app), muted }
 }
 
-/// Update the tray (menu, label, tooltip) and the badge from the agents' states and the unread counts.
+/// The refreshes' queue: one thread applies them one after another, each reading the dashboard as it starts.
+/// (Refreshed from the threads that asked, two could read the store in one order and set the menu in the other: a
+/// conversation read in one window while another agent's message came in could leave "No unread" over an unread
+/// message — the clean-clone e2e caught it.)
+struct Refresher(std::sync::mpsc::Sender<()>);
+
+/// Update the tray (menu, label, tooltip) and the badge from the agents' states and the unread counts, soon: a burst
+/// of requests is one refresh that reads the state after the last of them.
 pub fn refresh(app: &AppHandle) {
+    if let Some(r) = app.try_state::<Refresher>() {
+        let _ = r.0.send(());
+    }
+}
+
+/// The thread that runs the refreshes (started with the icon; before it, there is nothing to refresh).
+fn start_refresher(app: &AppHandle) {
+    if app.try_state::<Refresher>().is_some() {
+        return;
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let handle = app.clone();
+    let started = std::thread::Builder::new().name("hermes-tray".into()).spawn(move || {
+        while rx.recv().is_ok() {
+            while rx.try_recv().is_ok() {}
+            apply(&handle);
+        }
+    });
+    match started {
+        Ok(_) => {
+            app.manage(Refresher(tx));
+        }
+        Err(e) => tracing::warn!("the tray will not be refreshed: {e}"),
+    }
+}
+
+fn apply(app: &AppHandle) {
     let Some(tray) = app.tray_by_id(TRAY_ID) else { return };
     let d = dashboard(app);
     match menu(app, &d) {

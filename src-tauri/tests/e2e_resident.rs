@@ -9,6 +9,7 @@ mod wd;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -288,29 +289,55 @@ struct Tray {
 
 /// The tray as the desktop's tray host reads it: its menu (StatusNotifierItem + com.canonical.dbusmenu) and where it
 /// is served.
+///
+/// Where it was found last is asked first, alone: the process has other bus names (a zbus connection that answers
+/// nothing costs gdbus its whole timeout), and libappindicator unexports the menu for a moment while it replaces it —
+/// a scan of every name that lands in that moment took the whole 10 s of a poll (the clean-clone e2e caught it).
 fn tray(pid: u32) -> Option<(Tray, String)> {
-    bus_names_of(pid).into_iter().find_map(|bus| {
+    static FOUND: Mutex<Option<(u32, Tray)>> = Mutex::new(None);
+    let layout = |bus: &str, menu_path: &str| {
+        let o = Command::new("gdbus")
+            .args(["call", "--session", "--timeout", "1", "--dest", bus, "--object-path", menu_path])
+            .args(["--method", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"])
+            .stderr(Stdio::null())
+            .output()
+            .ok()?;
+        let menu = String::from_utf8_lossy(&o.stdout).to_string();
+        menu.contains("Show Hermes").then_some(menu)
+    };
+    let known = FOUND.lock().unwrap().clone().filter(|(p, _)| *p == pid).map(|(_, t)| t);
+    if let Some(t) = known {
+        // a gap while the menu is replaced: asked again a moment later, not elsewhere
+        for _ in 0..5 {
+            if let Some(menu) = layout(&t.bus, t.menu) {
+                return Some((t, menu));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let found = bus_names_of(pid).into_iter().find_map(|bus| {
         TRAY_PATHS.iter().find_map(|&(item, menu_path)| {
-            let o = Command::new("gdbus")
-                .args(["call", "--session", "--dest", &bus, "--object-path", menu_path])
-                .args(["--timeout", "2", "--method", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "[]"])
-                .stderr(Stdio::null())
-                .output()
-                .ok()?;
-            let menu = String::from_utf8_lossy(&o.stdout).to_string();
-            menu.contains("Show Hermes").then(|| (Tray { bus: bus.clone(), item, menu: menu_path }, menu))
+            layout(&bus, menu_path).map(|menu| (Tray { bus: bus.clone(), item, menu: menu_path }, menu))
         })
-    })
+    });
+    if let Some((t, _)) = &found {
+        *FOUND.lock().unwrap() = Some((pid, t.clone()));
+    }
+    found
 }
 
 /// The tray's menu once `pred` holds for it (within `secs`).
 fn tray_menu_when(pid: u32, secs: u64, what: &str, pred: impl Fn(&str) -> bool) -> (Tray, String) {
-    let mut last = None;
-    within(secs, what, || {
-        last = tray(pid);
-        last.as_ref().is_some_and(|(_, m)| pred(m))
-    });
-    last.unwrap()
+    let t = Instant::now();
+    loop {
+        match tray(pid) {
+            Some((tray, menu)) if pred(&menu) => return (tray, menu),
+            last if t.elapsed() > Duration::from_secs(secs) => {
+                panic!("never ({secs} s): {what}; the tray's menu: {:?}", last.map(|(_, m)| m))
+            }
+            _ => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
 }
 
 /// A StatusNotifierItem property of the tray, as the tray host reads it.
