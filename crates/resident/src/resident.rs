@@ -49,6 +49,11 @@ pub trait Launcher: Send + Sync {
 /// Draws the dashboard (the StatusNotifierItem; a test's recorder). Must not block.
 pub trait TrayView: Send + Sync {
     fn show(&self, dashboard: &Dashboard);
+    /// Taken off the bus once every connection is closed (what it was answering answered first: a host that clicked
+    /// Quit gets its reply, not a vanished peer).
+    fn close(self: Box<Self>) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async {})
+    }
 }
 
 /// What the resident is made of.
@@ -270,6 +275,10 @@ impl Resident {
             }
         }
         tracing::info!("every connection closed");
+        let tray = self.0.tray.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(tray) = tray {
+            tray.close().await;
+        }
     }
 }
 

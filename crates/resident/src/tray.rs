@@ -88,11 +88,21 @@ impl ksni::Tray for HermesTray {
 /// skipped).
 pub struct Sni {
     tx: watch::Sender<Dashboard>,
+    served: tokio::task::JoinHandle<()>,
 }
 
 impl TrayView for Sni {
     fn show(&self, dashboard: &Dashboard) {
         self.tx.send_replace(dashboard.clone());
+    }
+
+    /// The sender dropped: the service task shuts ksni's service down (its pending replies sent) and ends.
+    fn close(self: Box<Self>) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+        let Sni { tx, served } = *self;
+        drop(tx);
+        Box::pin(async move {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), served).await;
+        })
     }
 }
 
@@ -107,7 +117,7 @@ pub async fn start(clicks: mpsc::UnboundedSender<String>) -> Option<Sni> {
         }
     };
     let (tx, mut rx) = watch::channel(Dashboard::default());
-    tokio::spawn(async move {
+    let served = tokio::spawn(async move {
         while rx.changed().await.is_ok() {
             let dashboard = rx.borrow_and_update().clone();
             if handle.update(|t| t.dashboard = dashboard).await.is_none() {
@@ -117,5 +127,5 @@ pub async fn start(clicks: mpsc::UnboundedSender<String>) -> Option<Sni> {
         }
         handle.shutdown().await;
     });
-    Some(Sni { tx })
+    Some(Sni { tx, served })
 }
