@@ -61,6 +61,21 @@ pub struct FileType {
     pub name_ext: String,
 }
 
+/// What "Ask about the clipboard" offers the composer: a file to attach (the clipboard's image, or text too long to
+/// quote), text to quote, or nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Type)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ClipboardOffer {
+    /// A token for the file in the temporary folder, as a drop's.
+    File {
+        path: String,
+    },
+    Text {
+        text: String,
+    },
+    Empty,
+}
+
 #[derive(Debug, Clone, Serialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub struct FileInfo {

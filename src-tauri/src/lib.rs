@@ -77,6 +77,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             commands::files::file_info,
             commands::files::write_temp_file,
             commands::files::clipboard_image,
+            commands::files::clipboard_offer,
             settings::app_settings,
             settings::app_save_settings,
             voice::voice_devices,

@@ -184,20 +184,6 @@ fn screen_shot(path: &Path) {
     }
 }
 
-/// The files the agent received (its media folder keeps each as `<uuid>-<name>`), by name.
-fn received(agent: &Agent) -> Vec<(String, Vec<u8>)> {
-    let mut out: Vec<(String, Vec<u8>)> = files_under(&[agent.media.path().to_path_buf()])
-        .into_iter()
-        .filter_map(|(p, b)| {
-            let name = p.file_name()?.to_string_lossy().into_owned();
-            // `<uuid>-`: 36 characters and a dash
-            Some((name.get(37..)?.to_string(), b))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 fn media_log(agent: &Agent) -> Vec<(String, u64)> {
     agent
         .s()
@@ -230,18 +216,6 @@ fn composer_alerts(s: &Session) -> Vec<String> {
 fn send(s: &Session) {
     s.wait("send enabled", 10, "return !document.querySelector('.composer button.send').disabled");
     s.exec("document.querySelector('.composer button.send').click()", json!([]));
-}
-
-/// A PNG of `w`×`h` pixels of noise (it does not compress: about 3 bytes a pixel).
-fn noise_png(path: &Path, w: u32, h: u32) {
-    let mut x: u32 = 0x9e37_79b9;
-    let img = image::RgbImage::from_fn(w, h, |_, _| {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        image::Rgb([x as u8, (x >> 8) as u8, (x >> 16) as u8])
-    });
-    img.save(path).unwrap();
 }
 
 fn connected(s: &Session) {

@@ -163,6 +163,108 @@ fn e2e_quick_the_shortcut_opens_the_panel_over_a_hidden_app_where_a_reply_stream
     }
 }
 
+/// Serves the X clipboard (as an app that copied does) for as long as the value lives: `-quiet` keeps xclip in the
+/// foreground, so it is ended by its pid.
+struct Clip(std::process::Child);
+
+impl Clip {
+    fn text(text: &str) -> Clip {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("clip.txt");
+        std::fs::write(&f, text).unwrap();
+        Clip::serve(&["-t", "UTF8_STRING"], &f)
+    }
+
+    fn png(path: &std::path::Path) -> Clip {
+        Clip::serve(&["-t", "image/png"], path)
+    }
+
+    fn serve(target: &[&str], file: &std::path::Path) -> Clip {
+        let child = Command::new("xclip")
+            .args(["-quiet", "-selection", "clipboard"])
+            .args(target)
+            .arg("-i")
+            .arg(file)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("xclip (apt install xclip)");
+        // xclip reads its file before it owns the selection
+        std::thread::sleep(Duration::from_millis(300));
+        Clip(child)
+    }
+}
+
+impl Drop for Clip {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// "Ask about the clipboard" in the panel (#27 item 5): the clipboard's text (another app's, served by xclip) is quoted
+/// above the question typed after it, and the agent gets both in one message; its picture is attached as a PNG file
+/// and arrives pixel for pixel. Nothing is read before the click.
+#[test]
+fn e2e_quick_ask_about_the_clipboard_quotes_its_text_and_sends_its_picture() {
+    if !enabled() {
+        return;
+    }
+    let setup = hinted_setup();
+    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
+    registered(&setup);
+    close_main(app.pid);
+    let _text = Clip::text("Deploy failed: exit code 137\nOOMKilled");
+    keys("ctrl+alt+space");
+    within(10, "the panel on screen", || !x::shown(app.pid, PANEL).is_empty());
+    attach_panel(&app.s);
+    app.s.wait("the panel connected", 20, "return !document.querySelector('.banner')");
+    let composer = "return document.getElementById('composer-input').value";
+    assert_eq!(app.s.exec(composer, json!([])), json!(""), "nothing read before the click");
+
+    app.s.exec("document.querySelector('[data-testid=quick-clipboard]').click()", json!([]));
+    app.s.wait(
+        "the clipboard's text quoted, the caret after it",
+        10,
+        "const f = document.getElementById('composer-input'); \
+         return f.value === '> Deploy failed: exit code 137\\n> OOMKilled\\n\\n' && document.activeElement === f \
+           && f.selectionStart === f.value.length",
+    );
+    type_keys("why?");
+    shot("quick-clipboard-text.png");
+    keys("Return");
+    let texts = || {
+        setup.agent.s().log().into_iter().filter_map(|e| match e.item {
+            hermes_devserver::LogItem::Text { text, .. } => Some(text),
+            _ => None,
+        })
+    };
+    within(15, "the agent got the quote and the question", || {
+        texts().any(|t| t == "> Deploy failed: exit code 137\n> OOMKilled\n\nwhy?")
+    });
+
+    let files = tempfile::tempdir().unwrap();
+    let png = files.path().join("shot.png");
+    noise_png(&png, 64, 48);
+    let _picture = Clip::png(&png);
+    app.s.exec("document.querySelector('[data-testid=quick-clipboard]').click()", json!([]));
+    let got = app.s.wait(
+        "the clipboard's picture attached",
+        15,
+        "const n = document.querySelector('.composer .files .name'); return n ? n.textContent.trim() : ''",
+    );
+    let name = got.as_str().unwrap().to_string();
+    assert!(name.starts_with("clipboard-") && name.ends_with(".png"), "{name}");
+    shot("quick-clipboard-picture.png");
+    app.s.wait("send enabled", 10, "return !document.querySelector('.composer button.send').disabled");
+    app.s.exec("document.querySelector('.composer button.send').click()", json!([]));
+    within(15, "the picture received", || received(&setup.agent).iter().any(|(n, _)| *n == name));
+    let (_, bytes) = received(&setup.agent).into_iter().find(|(n, _)| *n == name).unwrap();
+    let img = image::load_from_memory(&bytes).expect("a picture");
+    assert_eq!((img.width(), img.height()), (64, 48), "the same picture");
+    assert_eq!(img.to_rgb8().as_raw(), image::open(&png).unwrap().to_rgb8().as_raw(), "pixel for pixel");
+}
+
 #[test]
 fn e2e_quick_rebinding_the_shortcut_works_and_the_push_to_talk_keys_are_refused() {
     if !enabled() {

@@ -329,6 +329,18 @@ async clipboardImage(filename: string) : Promise<Result<string | null, AppError>
     else return { status: "error", error: e  as any };
 }
 },
+/**
+ * Quick Ask's "Ask about the clipboard" (read on that click only): the clipboard's image as a PNG file, its text to
+ * quote, or (longer than [`QUOTE_AT_MOST`] characters) its text as a `.txt` file; `stamp` names the files.
+ */
+async clipboardOffer(stamp: string) : Promise<Result<ClipboardOffer, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("clipboard_offer", { stamp }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
 async appSettings() : Promise<AppSettings> {
     return await TAURI_INVOKE("app_settings");
 },
@@ -660,6 +672,15 @@ export type Blocked =
  * How a card ended.
  */
 export type CardOutcome = { optionId?: string | null; expired: boolean }
+/**
+ * What "Ask about the clipboard" offers the composer: a file to attach (the clipboard's image, or text too long to
+ * quote), text to quote, or nothing.
+ */
+export type ClipboardOffer = 
+/**
+ * A token for the file in the temporary folder, as a drop's.
+ */
+{ kind: "file"; path: string } | { kind: "text"; text: string } | { kind: "empty" }
 /**
  * The user's answer for one origin of one profile.
  */

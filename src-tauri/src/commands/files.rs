@@ -12,7 +12,7 @@ use tauri_plugin_opener::OpenerExt;
 use super::blocking;
 use crate::error::{AppError, AppResult, ErrorCode};
 use crate::grants::{self, Grants, Purpose};
-use crate::ipc::{FileInfo, FileType};
+use crate::ipc::{ClipboardOffer, FileInfo, FileType};
 use crate::state::AppState;
 
 /// Ask where to save; `None` if the user cancelled.
@@ -222,6 +222,36 @@ pub async fn clipboard_image(
     .await?
 }
 
+/// Clipboard text longer than this goes as a text file, not quoted in the composer (a field of pages is no question).
+pub const QUOTE_AT_MOST: usize = 4000;
+
+/// Quick Ask's "Ask about the clipboard" (read on that click only): the clipboard's image as a PNG file, its text to
+/// quote, or (longer than [`QUOTE_AT_MOST`] characters) its text as a `.txt` file; `stamp` names the files.
+#[tauri::command]
+#[specta::specta]
+pub async fn clipboard_offer(app: AppHandle, state: State<'_, AppState>, stamp: String) -> AppResult<ClipboardOffer> {
+    let content = crate::clipboard::content(&app).await?;
+    let tmp = state.tmp_dir.clone();
+    blocking(move || offer_of(grants::global(), &tmp, &stamp, content)).await?
+}
+
+fn offer_of(grants: &Grants, tmp: &Path, stamp: &str, content: crate::clipboard::Content) -> AppResult<ClipboardOffer> {
+    use crate::clipboard::Content;
+    let file = |ext: &str, bytes: &[u8]| -> AppResult<ClipboardOffer> {
+        if bytes.len() > MAX_TEMP_BYTES {
+            return Err(AppError::new(ErrorCode::TooLarge, "what the clipboard holds is too large to send"));
+        }
+        let path = hermes_client::files::write_new(tmp, &safe_name(&format!("clipboard-{stamp}.{ext}")), bytes)?;
+        Ok(ClipboardOffer::File { path: grants.grant(&path, Purpose::Pasted)? })
+    };
+    match content {
+        Content::Image(png) => file("png", &png),
+        Content::Text(text) if text.chars().count() > QUOTE_AT_MOST => file("txt", text.as_bytes()),
+        Content::Text(text) => Ok(ClipboardOffer::Text { text }),
+        Content::Empty => Ok(ClipboardOffer::Empty),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +267,50 @@ mod tests {
         std::fs::create_dir_all(&st.media_dir).unwrap();
         std::fs::create_dir_all(&st.tmp_dir).unwrap();
         st
+    }
+
+    #[test]
+    fn the_clipboard_offers_an_image_as_a_png_file_long_text_as_a_txt_file_and_short_text_to_quote() {
+        use crate::clipboard::Content;
+        let tmp = tempfile::tempdir().unwrap();
+        let g = Grants::new(16);
+        let stamp = "2026-12-03T01-00-00-000Z";
+        let png = vec![0x89, b'P', b'N', b'G', 1, 2, 3];
+        let ClipboardOffer::File { path } = offer_of(&g, tmp.path(), stamp, Content::Image(png.clone())).unwrap()
+        else {
+            panic!("an image is a file")
+        };
+        let f = g.resolve(&path).unwrap();
+        assert_eq!(f.name, format!("clipboard-{stamp}.png"));
+        assert_eq!(std::fs::read(&f.path).unwrap(), png);
+        assert!(f.path.starts_with(tmp.path()), "in the temporary folder: {:?}", f.path);
+
+        let short = "a line\nand > another".to_string();
+        assert_eq!(
+            offer_of(&g, tmp.path(), stamp, Content::Text(short.clone())).unwrap(),
+            ClipboardOffer::Text { text: short }
+        );
+        // counted in characters, not bytes: 4000 Cyrillic letters are still quoted
+        let at_most = "я".repeat(QUOTE_AT_MOST);
+        assert!(matches!(
+            offer_of(&g, tmp.path(), stamp, Content::Text(at_most)).unwrap(),
+            ClipboardOffer::Text { .. }
+        ));
+        let long = "я".repeat(QUOTE_AT_MOST + 1);
+        let ClipboardOffer::File { path } = offer_of(&g, tmp.path(), stamp, Content::Text(long.clone())).unwrap()
+        else {
+            panic!("long text is a file")
+        };
+        let f = g.resolve(&path).unwrap();
+        assert_eq!(f.name, format!("clipboard-{stamp}.txt"));
+        assert_eq!(std::fs::read_to_string(&f.path).unwrap(), long);
+        assert_eq!(offer_of(&g, tmp.path(), stamp, Content::Empty).unwrap(), ClipboardOffer::Empty);
+        // the page's stamp is only part of a name: no way out of the folder
+        let ClipboardOffer::File { path } = offer_of(&g, tmp.path(), "../../x", Content::Image(vec![1])).unwrap()
+        else {
+            panic!()
+        };
+        assert!(g.resolve(&path).unwrap().path.starts_with(tmp.path()));
     }
 
     #[test]

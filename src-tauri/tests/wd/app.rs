@@ -216,3 +216,29 @@ pub fn no_xss(s: &Session) {
     assert_eq!(s.exec("return window.__xss === undefined", json!([])), json!(true), "a payload ran");
     assert!(s.alert_text().is_none(), "an alert dialog opened");
 }
+
+/// The files the agent received (its media folder keeps each as `<uuid>-<name>`), by name.
+pub fn received(agent: &Agent) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = files_under(&[agent.media.path().to_path_buf()])
+        .into_iter()
+        .filter_map(|(p, b)| {
+            let name = p.file_name()?.to_string_lossy().into_owned();
+            // `<uuid>-`: 36 characters and a dash
+            Some((name.get(37..)?.to_string(), b))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// A PNG of `w`×`h` pixels of noise (it does not compress: about 3 bytes a pixel).
+pub fn noise_png(path: &Path, w: u32, h: u32) {
+    let mut x: u32 = 0x9e37_79b9;
+    let img = image::RgbImage::from_fn(w, h, |_, _| {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        image::Rgb([x as u8, (x >> 8) as u8, (x >> 16) as u8])
+    });
+    img.save(path).unwrap();
+}

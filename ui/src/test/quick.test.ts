@@ -56,6 +56,39 @@ describe('the Quick Ask panel', () => {
     await waitFor(() => expect(q.shell.quickCalls.map((c) => c.cmd)).toEqual(['quick_open_in_main', 'quick_hide']));
   });
 
+  it('"Ask about the clipboard" quotes its text above the question, attaches its picture, and says when it is empty', async () => {
+    const q = await renderQuick();
+    await ready(q);
+    await waitFor(() => expect(q.app.selection).not.toBeNull());
+    const input = (await screen.findByLabelText('Message')) as HTMLTextAreaElement;
+    const button = screen.getByTestId('quick-clipboard');
+    expect(button.getAttribute('aria-label')).toBe('Ask about the clipboard: its picture or text goes into the message');
+
+    // nothing is read until the click
+    expect(q.calls.some((c) => c.cmd === 'clipboard_offer')).toBe(false);
+    q.shell.clipboard = null;
+    await fireEvent.click(button);
+    expect(await screen.findByTestId('quick-notice')).toHaveTextContent('The clipboard is empty.');
+
+    await fireEvent.input(input, { target: { value: 'What does this mean?' } });
+    q.shell.clipboard = { text: 'line one\r\n\r\nline two' };
+    await fireEvent.click(button);
+    await waitFor(() => expect(input.value).toBe('> line one\n>\n> line two\n\nWhat does this mean?'));
+    expect(screen.queryByTestId('quick-notice')).toBeNull();
+    await fireEvent.keyDown(input, { key: 'Enter' });
+    await waitFor(() => expect(q.commands('text')).toHaveLength(1));
+    expect(q.commands('text')[0].text).toBe('> line one\n>\n> line two\n\nWhat does this mean?');
+
+    q.shell.clipboard = { image: 2048 };
+    await fireEvent.click(button);
+    const files = await screen.findByRole('list', { name: 'Files to send' });
+    expect(files).toHaveTextContent(/clipboard-.*\.png/);
+    expect(files).toHaveTextContent('2.0 KB');
+    const stamp = q.calls.filter((c) => c.cmd === 'clipboard_offer').map((c) => String(c.args.stamp));
+    expect(stamp).toHaveLength(3);
+    expect(stamp[2]).toMatch(/^\d{4}-\d\d-\d\dT[\d-]+Z$/);
+  });
+
   it('Esc while composing text (an input method) does not hide the panel', async () => {
     const q = await renderQuick();
     await waitFor(() => expect(q.app.selection).not.toBeNull());

@@ -105,6 +105,9 @@ export class FakeShell {
   agent: FakeAgent | null = null;
   /** What the file picker answers. */
   picks: string[] = [];
+  /** What the system clipboard holds, as "Ask about the clipboard" reads it: an image (its size), or text (quoted
+   *  up to 4,000 characters, a `.txt` file beyond, as the shell's `clipboard_offer`). */
+  clipboard: { image: number } | { text: string } | null = null;
   /** Each connected profile's channel and the index of its next message (the Channel puts them in order). */
   private channels = new Map<string, { id: number; index: number }>();
   private lastProfile: string | null = null;
@@ -303,6 +306,16 @@ export class FakeShell {
       }
       case 'pick_files':
         return [...this.picks];
+      case 'clipboard_offer': {
+        const c = this.clipboard;
+        if (!c) return { kind: 'empty' };
+        if ('text' in c && [...c.text].length <= 4000) return { kind: 'text', text: c.text };
+        const ext = 'text' in c ? 'txt' : 'png';
+        const path = `/tmp/hermes/clipboard-${String(a.stamp)}.${ext}`;
+        const size = 'text' in c ? new TextEncoder().encode(c.text).length : c.image;
+        this.files.set(path, { info: { path, name: path.split('/').pop()!, size, mime: ext === 'png' ? 'image/png' : 'text/plain' } });
+        return { kind: 'file', path };
+      }
       case 'app_settings':
         return { ...this.settings };
       case 'app_save_settings': {

@@ -305,6 +305,8 @@ const en = {
   'quick.freshHint': 'Each time the panel opens, a new conversation starts (the last one is kept if nothing was said in it).',
   'quick.freshAdapter': 'This agent keeps one conversation.',
   'quick.openInMain': 'Open in Hermes',
+  'quick.clipboard': 'Ask about the clipboard: its picture or text goes into the message',
+  'quick.clipboardEmpty': 'The clipboard is empty.',
   'quick.close': 'Close (Esc)',
   'quick.noAgent': 'No agent yet. Add one in Hermes → Settings → Agents.',
   'settings.quickAsk.shortcut': 'Quick Ask shortcut',

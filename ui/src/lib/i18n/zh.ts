@@ -306,6 +306,8 @@ const zh: Catalog = {
   'quick.freshHint': '每次打开面板都会开始新的对话（如果上一个对话中没有内容，则保留它）。',
   'quick.freshAdapter': '此智能体只有一个对话。',
   'quick.openInMain': '在 Hermes 中打开',
+  'quick.clipboard': '询问剪贴板内容：其中的图片或文字会加入消息',
+  'quick.clipboardEmpty': '剪贴板是空的。',
   'quick.close': '关闭 (Esc)',
   'quick.noAgent': '还没有智能体。请在 Hermes → 设置 → 智能体中添加。',
   'settings.quickAsk.shortcut': '快速提问快捷键',

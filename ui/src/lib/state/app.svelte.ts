@@ -87,6 +87,8 @@ export class AppState {
   focused = $state(true);
   /** Files dropped on the window (the shell's tokens for them), consumed by the composer. */
   pendingDrop = $state<string[]>([]);
+  /** Text to quote at the top of the composer ("Ask about the clipboard"), consumed by the composer. */
+  pendingQuote = $state<string | null>(null);
   focusComposerNonce = $state(0);
   focusSearchNonce = $state(0);
   sidebarOpen = $state(true);

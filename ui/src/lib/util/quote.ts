@@ -1,0 +1,12 @@
+/** `text` as a Markdown quote ("> " before each line; CRLF and CR read as line ends; blank edges dropped). */
+export function quoteBlock(text: string): string {
+  const lines = text.replace(/\r\n?/g, '\n').replace(/^\s*\n|\n\s*$/g, '').split('\n');
+  return lines.map((l) => (l.trim() ? `> ${l}` : '>')).join('\n');
+}
+
+/** The composer's text with `quoted` as a quote above what was typed (a blank line between, and after it when
+ *  nothing was typed yet, for the question). */
+export function withQuote(quoted: string, typed: string): string {
+  const q = quoteBlock(quoted);
+  return typed.trim() ? `${q}\n\n${typed}` : `${q}\n\n`;
+}
