@@ -265,6 +265,67 @@ fn e2e_quick_ask_about_the_clipboard_quotes_its_text_and_sends_its_picture() {
     assert_eq!(img.to_rgb8().as_raw(), image::open(&png).unwrap().to_rgb8().as_raw(), "pixel for pixel");
 }
 
+/// Voice in the panel (#27 item 3): push-to-talk held while the panel is on screen records in the panel (the main
+/// window stays hidden), the clip spoken into the virtual microphone goes to the panel's conversation as one 16 kHz
+/// WAV `audio` frame, and its voice note shows in the panel.
+#[test]
+fn e2e_quick_push_to_talk_while_the_panel_is_open_speaks_into_its_conversation() {
+    if !enabled() || !audio_ready() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let speech = espeak_wav(tmp.path(), "What is on my calendar today?");
+    let _monitor = MonitorStream::start();
+    let setup = hinted_setup();
+    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
+    registered(&setup);
+    close_main(app.pid);
+    keys("ctrl+alt+space");
+    within(10, "the panel on screen", || !x::shown(app.pid, PANEL).is_empty());
+    attach_panel(&app.s);
+    app.s.wait("the panel connected", 20, "return !document.querySelector('.banner')");
+
+    let key = |dir: &str| {
+        let ok = Command::new("xdotool").args([dir, "ctrl+shift+space"]).status().is_ok_and(|st| st.success());
+        assert!(ok, "xdotool {dir}");
+    };
+    key("keydown");
+    app.s.wait("recording in the panel", 10, "return window.__hermesVoice.phase === 'recording'");
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(Command::new("paplay").args(["--device=vsink"]).arg(&speech).status().unwrap().success());
+    shot("quick-voice-recording.png");
+    std::thread::sleep(Duration::from_millis(300));
+    key("keyup");
+    app.s.wait("stopped on release", 10, "return window.__hermesVoice.phase !== 'recording'");
+    let frames = || {
+        setup
+            .agent
+            .s()
+            .log()
+            .into_iter()
+            .filter_map(|e| match e.item {
+                hermes_devserver::LogItem::Audio { format, duration_secs, .. } => Some((format, duration_secs)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    within(20, "the agent got the clip", || !frames().is_empty());
+    let got = frames();
+    assert_eq!(got.len(), 1, "{got:?}");
+    let spoken = hermes_voice::wav::duration_secs(&std::fs::read(&speech).unwrap()).expect("espeak-ng WAV");
+    let dur = got[0].1.expect("a WAV duration");
+    assert!(got[0].0.contains("wav") && dur >= spoken && dur < spoken + 4.0, "{got:?} for {spoken} s of speech");
+    app.s.wait("the voice note in the panel", 10, "return !!document.querySelector('.row.out .voice button.play')");
+    assert_eq!(
+        app.s.exec("return document.querySelector('.voice-ctl [role=alert]')?.textContent ?? ''", json!([])),
+        json!(""),
+        "no error by the microphone (the main window's page recorded too: the panel's stop found nothing to stop)"
+    );
+    shot("quick-voice-sent.png");
+    assert!(!x::shown(app.pid, PANEL).is_empty(), "the panel stays on screen");
+    assert!(x::shown(app.pid, "Hermes").is_empty(), "the main window stays hidden");
+}
+
 #[test]
 fn e2e_quick_rebinding_the_shortcut_works_and_the_push_to_talk_keys_are_refused() {
     if !enabled() {

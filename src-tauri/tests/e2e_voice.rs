@@ -18,6 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use wd::app::{MonitorStream, audio_ready, espeak_wav, have};
 use wd::{Driver, Session};
 
 const TOKEN: &str = "e2e-voice-token-0b9a7c5e3d1f2a4c6e8b0d2f4a6c8e0b";
@@ -142,21 +143,6 @@ fn e2e_voice_avatar_contract() {
     drop(s);
 }
 
-fn have(cmd: &str, arg: &str) -> bool {
-    Command::new(cmd).arg(arg).output().is_ok_and(|o| o.status.success())
-}
-
-/// The headless session's PulseAudio (xtask starts one with a null sink `vsink` as the default source's sink).
-fn audio_ready() -> bool {
-    let ok = have("pactl", "info") && have("espeak-ng", "--version") && have("paplay", "--version");
-    if !ok {
-        let msg = "no PulseAudio with pactl/paplay/espeak-ng in this session";
-        assert!(std::env::var("HERMES_REQUIRE_AUDIO").map_or(true, |v| v != "1"), "{msg}");
-        eprintln!("skipped: {msg}");
-    }
-    ok
-}
-
 fn audio_frames(agent: &Agent) -> Vec<(u64, String, Option<f64>)> {
     agent
         .s()
@@ -169,38 +155,6 @@ fn audio_frames(agent: &Agent) -> Vec<(u64, String, Option<f64>)> {
             _ => None,
         })
         .collect()
-}
-
-/// `text` spoken by espeak-ng into `speech.wav` in `dir`.
-fn espeak_wav(dir: &Path, text: &str) -> std::path::PathBuf {
-    let speech = dir.join("speech.wav");
-    assert!(Command::new("espeak-ng").arg("-w").arg(&speech).arg(text).status().unwrap().success());
-    speech
-}
-
-/// Keeps the virtual microphone's monitor source streaming with low latency while it lives (capture starts faster,
-/// see the linux notes).
-struct MonitorStream(Option<std::process::Child>);
-
-impl MonitorStream {
-    fn start() -> MonitorStream {
-        MonitorStream(
-            Command::new("parec")
-                .args(["--latency-msec=20", "-d", "vsink.monitor"])
-                .stdout(std::process::Stdio::null())
-                .spawn()
-                .ok(),
-        )
-    }
-}
-
-impl Drop for MonitorStream {
-    fn drop(&mut self) {
-        if let Some(k) = self.0.as_mut() {
-            let _ = k.kill();
-            let _ = k.wait();
-        }
-    }
 }
 
 /// The app on a fresh data folder with one profile for `agent`, connected.
@@ -285,7 +239,7 @@ fn e2e_voice_global_shortcut() {
     );
     let registered = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(100));
-        wd::app_log(data.path()).contains("push-to-talk shortcut registered")
+        wd::app_log(data.path()).contains("global shortcuts registered")
     });
     assert!(registered, "the shortcut was never registered:\n{}", wd::app_log(data.path()));
     let calls = |s: &Session| s.exec("return window.__vs", json!([])).as_u64().unwrap_or(0);

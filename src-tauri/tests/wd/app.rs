@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each e2e test crate uses a part
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -241,4 +242,51 @@ pub fn noise_png(path: &Path, w: u32, h: u32) {
         image::Rgb([x as u8, (x >> 8) as u8, (x >> 16) as u8])
     });
     img.save(path).unwrap();
+}
+
+pub fn have(cmd: &str, arg: &str) -> bool {
+    Command::new(cmd).arg(arg).output().is_ok_and(|o| o.status.success())
+}
+
+/// The headless session's PulseAudio (xtask starts one with a null sink `vsink` as the default source's sink).
+pub fn audio_ready() -> bool {
+    let ok = have("pactl", "info") && have("espeak-ng", "--version") && have("paplay", "--version");
+    if !ok {
+        let msg = "no PulseAudio with pactl/paplay/espeak-ng in this session";
+        assert!(std::env::var("HERMES_REQUIRE_AUDIO").map_or(true, |v| v != "1"), "{msg}");
+        eprintln!("skipped: {msg}");
+    }
+    ok
+}
+
+/// `text` spoken by espeak-ng into `speech.wav` in `dir`.
+pub fn espeak_wav(dir: &Path, text: &str) -> PathBuf {
+    let speech = dir.join("speech.wav");
+    assert!(Command::new("espeak-ng").arg("-w").arg(&speech).arg(text).status().unwrap().success());
+    speech
+}
+
+/// Keeps the virtual microphone's monitor source streaming with low latency while it lives (capture starts faster,
+/// see the linux notes).
+pub struct MonitorStream(Option<std::process::Child>);
+
+impl MonitorStream {
+    pub fn start() -> MonitorStream {
+        MonitorStream(
+            Command::new("parec")
+                .args(["--latency-msec=20", "-d", "vsink.monitor"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .ok(),
+        )
+    }
+}
+
+impl Drop for MonitorStream {
+    fn drop(&mut self) {
+        if let Some(k) = self.0.as_mut() {
+            let _ = k.kill();
+            let _ = k.wait();
+        }
+    }
 }

@@ -31,6 +31,7 @@ async function renderWithDrops(
 ) {
   mockWindows('main');
   const listeners = new Map<string, number[]>();
+  const targets = new Map<string, unknown>();
   const fileInfoCalls: string[] = [];
   const downscaled: { path: string; maxBytes: number }[] = [];
   const written: { filename: string; base64: string }[] = [];
@@ -39,6 +40,7 @@ async function renderWithDrops(
     handlers: {
       'plugin:event|listen': (a) => {
         const ev = String(a.event);
+        targets.set(ev, a.target);
         listeners.set(ev, [...(listeners.get(ev) ?? []), a.handler as number]);
         return a.handler;
       },
@@ -75,6 +77,8 @@ async function renderWithDrops(
   });
   ready(r, capabilities);
   await waitFor(() => expect(listeners.has('tauri://drag-drop') && listeners.has('files-dropped')).toBe(true));
+  // the shell sends a drop to its window only (`emit_to`): heard by this window's page, not by every page
+  expect(targets.get('files-dropped')).toEqual({ kind: 'WebviewWindow', label: 'main' });
 
   function fire(event: string, payload: Payload) {
     const internals = (window as unknown as { __TAURI_INTERNALS__: { runCallback: (id: number, data: unknown) => void } })

@@ -3,6 +3,7 @@ import { events, type UiEvent } from '../../bindings';
 import { generatedCommands, type Backend, type BackendExtras, type GeneratedCommands } from './backend';
 import { BootData } from './boot';
 import { StreamJoiner } from './stream';
+import { here } from './here';
 import type { DeepLinkConnect, EngineEvent, FileDropEvent } from './types';
 
 /** Starts listening; the returned function stops it, also when called before the listener is in place. */
@@ -58,10 +59,10 @@ export function tauriBackend(): Backend {
       return page ? Promise.resolve(page) : gen.history(conversationId, cursor, limit);
     },
     onConnectLink(handler: (link: DeepLinkConnect) => void): () => void {
-      return subscribe(() => events.deepLinkConnect.listen((e) => handler(e.payload)));
+      return subscribe(() => here(events.deepLinkConnect).listen((e) => handler(e.payload)));
     },
     onOpenConversation(handler) {
-      return subscribe(() => events.openConversation.listen((e) => handler(e.payload)));
+      return subscribe(() => here(events.openConversation).listen((e) => handler(e.payload)));
     },
     // The webview's own drag events only move the overlay: the dropped files arrive from the shell's drop handler
     // as tokens (`files-dropped`, src-tauri/src/grants.rs), the only names of them the shell's commands take.
@@ -75,7 +76,7 @@ export function tauriBackend(): Backend {
           }),
         ),
       );
-      const stopFiles = subscribe(() => events.filesDropped.listen((e) => handler({ type: 'drop', files: e.payload.files })));
+      const stopFiles = subscribe(() => here(events.filesDropped).listen((e) => handler({ type: 'drop', files: e.payload.files })));
       return () => {
         stopOverlay();
         stopFiles();

@@ -2,6 +2,7 @@
 // (backend.ts: unwrapped, throwing BackendError) and events. `FakeVoiceBackend` (./voice-fake.ts) stands in for
 // tests and the browser demo.
 import { Channel } from '@tauri-apps/api/core';
+import { here } from './here';
 import {
   events,
   type AvatarConsent,
@@ -112,7 +113,7 @@ export class TauriVoiceBackend implements VoiceBackend {
     await gen.avatarCall(method, arg);
   }
   onPushToTalk(handler: (pressed: boolean) => void) {
-    return listen(events.pushToTalk, (p) => handler(p.pressed));
+    return listen(here(events.pushToTalk), (p) => handler(p.pressed));
   }
   onTts(handler: (ev: TtsEvent) => void) {
     return listen(events.ttsEvent, handler);
