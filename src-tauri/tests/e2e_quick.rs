@@ -67,6 +67,22 @@ fn hinted_setup() -> Setup {
     setup
 }
 
+/// The app with its shortcuts registered and its main window closed (hidden: no resident process takes over).
+fn launch_hidden(setup: &Setup) -> Running {
+    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
+    registered(setup);
+    close_main(app.pid);
+    app
+}
+
+/// The shortcut pressed: the panel on screen, the session on its page, connected.
+fn open_panel(app: &Running) {
+    keys("ctrl+alt+space");
+    within(10, "the panel on screen", || !x::shown(app.pid, PANEL).is_empty());
+    attach_panel(&app.s);
+    app.s.wait("the panel connected", 20, "return !document.querySelector('.banner')");
+}
+
 fn shot(name: &str) {
     let _ = Command::new("import").args(["-window", "root"]).arg(wd::screens().join(name)).status();
 }
@@ -77,9 +93,7 @@ fn e2e_quick_the_shortcut_opens_the_panel_over_a_hidden_app_where_a_reply_stream
         return;
     }
     let setup = hinted_setup();
-    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
-    registered(&setup);
-    close_main(app.pid);
+    let app = launch_hidden(&setup);
     assert!(x::shown(app.pid, PANEL).is_empty(), "no panel before the shortcut");
 
     // the shortcut, from "another app": the panel on screen, its input focused (the keys typed land in it)
@@ -211,14 +225,9 @@ fn e2e_quick_ask_about_the_clipboard_quotes_its_text_and_sends_its_picture() {
         return;
     }
     let setup = hinted_setup();
-    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
-    registered(&setup);
-    close_main(app.pid);
+    let app = launch_hidden(&setup);
     let _text = Clip::text("Deploy failed: exit code 137\nOOMKilled");
-    keys("ctrl+alt+space");
-    within(10, "the panel on screen", || !x::shown(app.pid, PANEL).is_empty());
-    attach_panel(&app.s);
-    app.s.wait("the panel connected", 20, "return !document.querySelector('.banner')");
+    open_panel(&app);
     let composer = "return document.getElementById('composer-input').value";
     assert_eq!(app.s.exec(composer, json!([])), json!(""), "nothing read before the click");
 
@@ -277,13 +286,8 @@ fn e2e_quick_push_to_talk_while_the_panel_is_open_speaks_into_its_conversation()
     let speech = espeak_wav(tmp.path(), "What is on my calendar today?");
     let _monitor = MonitorStream::start();
     let setup = hinted_setup();
-    let app = setup.launch(&[("HERMES_NO_RESIDENT", "1"), ("HERMES_SHORTCUT_AFTER_MS", "0")]);
-    registered(&setup);
-    close_main(app.pid);
-    keys("ctrl+alt+space");
-    within(10, "the panel on screen", || !x::shown(app.pid, PANEL).is_empty());
-    attach_panel(&app.s);
-    app.s.wait("the panel connected", 20, "return !document.querySelector('.banner')");
+    let app = launch_hidden(&setup);
+    open_panel(&app);
 
     let key = |dir: &str| {
         let ok = Command::new("xdotool").args([dir, "ctrl+shift+space"]).status().is_ok_and(|st| st.success());
