@@ -216,7 +216,7 @@ impl Drop for Clip {
     }
 }
 
-/// "Ask about the clipboard" in the panel (#27 item 5): the clipboard's text (another app's, served by xclip) is quoted
+/// "Ask about the clipboard" in the panel: the clipboard's text (another app's, served by xclip) is quoted
 /// above the question typed after it, and the agent gets both in one message; its picture is attached as a PNG file
 /// and arrives pixel for pixel. Nothing is read before the click.
 #[test]
@@ -274,7 +274,7 @@ fn e2e_quick_ask_about_the_clipboard_quotes_its_text_and_sends_its_picture() {
     assert_eq!(img.to_rgb8().as_raw(), image::open(&png).unwrap().to_rgb8().as_raw(), "pixel for pixel");
 }
 
-/// Voice in the panel (#27 item 3): push-to-talk held while the panel is on screen records in the panel (the main
+/// Voice in the panel: push-to-talk held while the panel is on screen records in the panel (the main
 /// window stays hidden), the clip spoken into the virtual microphone goes to the panel's conversation as one 16 kHz
 /// WAV `audio` frame, and its voice note shows in the panel.
 #[test]
