@@ -450,7 +450,8 @@ fn open_app(data: &Path, bin: &str) -> (wd::Driver, wd::Session) {
     (driver, s)
 }
 
-/// The resident app (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=resident`): visible and idle CPU; then the
+/// The resident app (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=resident`): visible and idle CPU, then
+/// unfocused and covered by another window; then the
 /// window closed to the tray with 2 connected agents — PSS of every process of the app and CPU after 2 min (the
 /// webview is destroyed after 60 s hidden); then shown from the tray (a second start hands over) → the rebuilt page
 /// interactive. `HERMES_BENCH_IDLE_SECS` shortens the CPU windows (default 300 s, as the goals are stated).
@@ -491,6 +492,13 @@ fn bench_resident() {
         idle.min(300),
         visible_pss as f64 / 1024.0
     );
+
+    // unfocused and covered: another app's window over the whole screen with the keyboard focus
+    let cover = wd::desk::x::cover_screen();
+    std::thread::sleep(Duration::from_secs(15));
+    let covered_cpu = cpu_percent(pid, idle.min(300));
+    drop(cover);
+    eprintln!("BENCH resident unfocused and covered: CPU {covered_cpu:.2} % of one core over {} s", idle.min(300));
 
     // closed to the tray: 2 min hidden (after 60 s its webview goes, and on Linux the window process hands the
     // connections to `hermes-resident` and ends)

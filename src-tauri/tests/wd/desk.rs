@@ -245,6 +245,26 @@ pub mod x {
         (s.width_in_pixels.into(), s.height_in_pixels.into())
     }
 
+    /// Another app's window over the whole screen with the keyboard focus, for as long as it lives: the app's windows
+    /// are covered and unfocused.
+    pub struct Cover(x11rb::rust_connection::RustConnection);
+
+    pub fn cover_screen() -> Cover {
+        use x11rb::protocol::xproto::{CreateWindowAux, InputFocus, WindowClass};
+        use x11rb::wrapper::ConnectionExt as _;
+        let (c, screen) = x11rb::connect(None).unwrap();
+        let s = c.setup().roots[screen].clone();
+        let w = c.generate_id().unwrap();
+        let aux = CreateWindowAux::new().background_pixel(s.black_pixel);
+        let (width, height) = (s.width_in_pixels, s.height_in_pixels);
+        c.create_window(s.root_depth, w, s.root, 0, 0, width, height, 0, WindowClass::INPUT_OUTPUT, 0, &aux).unwrap();
+        c.map_window(w).unwrap();
+        c.sync().unwrap();
+        c.set_input_focus(InputFocus::PARENT, w, x11rb::CURRENT_TIME).unwrap();
+        c.sync().unwrap();
+        Cover(c)
+    }
+
     /// Asks `w` to close, as a window manager's close button does (`WM_DELETE_WINDOW`).
     pub fn close(w: XWindow) {
         let (c, _) = x11rb::connect(None).unwrap();
