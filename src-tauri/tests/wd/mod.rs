@@ -288,6 +288,28 @@ pub fn screens() -> PathBuf {
     d
 }
 
+/// Waits (once per test process, up to 10 s) until the Secret Service is on the session bus. The keychain crate
+/// connects to it once per process and keeps a failure for good: a first call made while the throwaway
+/// gnome-keyring was still starting left a whole test with "no default store" on a loaded machine.
+fn secret_service_ready() {
+    static READY: std::sync::Once = std::sync::Once::new();
+    READY.call_once(|| {
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(10) {
+            let owned = Command::new("gdbus")
+                .args(["call", "--session", "--dest", "org.freedesktop.DBus", "--object-path", "/org/freedesktop/DBus"])
+                .args(["--method", "org.freedesktop.DBus.NameHasOwner", "org.freedesktop.secrets"])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("true"));
+            if owned {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("no Secret Service on the session bus after 10 s");
+    });
+}
+
 /// One profile in the data folder `dir`, its token in the keychain (the throwaway gnome-keyring that xtask unlocks).
 pub fn profile_with_token(
     dir: &Path,
@@ -308,6 +330,7 @@ pub fn profile_with_token(
             avatar_url,
         })
         .unwrap();
+    secret_service_ready();
     hermes_client::keychain::set(&p.id, &hermes_client::Secret::new(token))
         .expect("keychain (run under cargo xtask e2e / cargo xtask test)");
     store.profile_set_has_token(&p.id, true).unwrap();
