@@ -85,7 +85,7 @@ pub fn dashboard(app: &AppHandle) -> Dashboard {
 /// The refreshes' queue: one thread applies them one after another, each reading the dashboard as it starts.
 /// (Refreshed from the threads that asked, two could read the store in one order and set the menu in the other: a
 /// conversation read in one window while another agent's message came in could leave "No unread" over an unread
-/// message — the clean-clone e2e caught it.)
+/// message. A race seen in the code, not in a run; ordering them costs nothing.)
 struct Refresher(std::sync::mpsc::Sender<()>);
 
 /// Update the tray (menu, label, tooltip) and the badge from the agents' states and the unread counts, soon: a burst
