@@ -43,6 +43,14 @@ const APT_APP_BUILD: &[&str] = &[
     // The app's read-aloud (hermes-voice feature `tts`): speech-dispatcher headers; its -sys crate runs bindgen.
     "libspeechd-dev",
     "libclang-dev",
+    // Screen capture (hermes-capture → xcap): PipeWire headers for its -sys crate (bindgen, above) and the libraries
+    // it links: GBM and EGL (its wlroots path), wayland-client/-server, libxcb (EGL, Wayland and xcb already come
+    // with the GTK headers; named here).
+    "libpipewire-0.3-dev",
+    "libgbm-dev",
+    "libegl-dev",
+    "libwayland-dev",
+    "libxcb1-dev",
 ];
 
 /// Debian packages to run the app's end-to-end tests headless (X server, WebDriver, keychain, screenshots).
@@ -74,6 +82,9 @@ const APT_APP_TEST: &[&str] = &[
     "python3-gi",
     "gir1.2-gtk-3.0",
     "xclip",
+    // a window manager for hermes-capture's X11 test: xcap lists windows from _NET_CLIENT_LIST_STACKING, which only
+    // a window manager sets
+    "openbox",
 ];
 
 fn all_apt() -> Vec<&'static str> {
