@@ -85,6 +85,9 @@ error_codes! {
     NotRecording = "not_recording",
     TtsUnavailable = "tts_unavailable",
     TtsFailed = "tts_failed",
+    // screen capture
+    CaptureDenied = "capture_denied",
+    CaptureFailed = "capture_failed",
     // a refused engine command (`Refusal::code`; not_found, disk_full, store_error and not_connected are above)
     Empty = "empty",
     TooLong = "too_long",

@@ -42,6 +42,8 @@ pub enum Purpose {
     Recorded,
     /// A smaller copy of a picture the user gave, written by the shell.
     Downscaled,
+    /// A screen capture, or a cut of a picture, written by the shell.
+    Captured,
     /// A file of the store's history (received, or the copy of one sent).
     Stored,
 }

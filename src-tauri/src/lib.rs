@@ -3,6 +3,7 @@
 
 pub mod avatar;
 pub mod boot;
+pub mod capture;
 pub mod clipboard;
 pub mod commands;
 pub use hermes_app::delta;
@@ -100,6 +101,16 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             quick::quick_hide,
             quick::quick_page_ready,
             quick::quick_open_in_main,
+            quick::quick_take_capture,
+            capture::capture_screen,
+            capture::capture_windows,
+            capture::capture_window,
+            capture::capture_region_begin,
+            capture::capture_region_show,
+            capture::capture_region_end,
+            capture::crop_image,
+            capture::capture_access,
+            capture::capture_access_request,
         ])
         .events(tauri_specta::collect_events![
             ipc::DeepLinkConnect,
@@ -107,7 +118,8 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             grants::FilesDropped,
             voice::TtsEvent,
             avatar::AvatarWindowClosed,
-            ipc::OpenConversation
+            ipc::OpenConversation,
+            quick::CaptureRequested
         ])
 }
 
@@ -152,6 +164,8 @@ pub struct Options {
     pub open: Option<(String, String)>,
     /// Open the Quick Ask panel (`--quick-ask`: the resident process's shortcut, or a second start).
     pub quick: bool,
+    /// With `quick`: the panel opens on a region capture (`--capture`: the resident process's capture shortcut).
+    pub capture: bool,
 }
 
 impl Options {
@@ -164,6 +178,7 @@ impl Options {
                 "--empty" => o.empty = true,
                 window::HIDDEN_FLAG => o.hidden = true,
                 quick::QUICK_FLAG => o.quick = true,
+                hermes_app::resident::CAPTURE_FLAG => o.capture = true,
                 hermes_app::resident::OPEN_FLAG => {
                     if let (Some(p), Some(c)) = (it.next(), it.next()) {
                         o.open = Some((p.clone(), c.clone()));
@@ -254,6 +269,7 @@ pub fn run(opts: Options) {
             let o = Options::from_args(&args);
             match o.open {
                 Some((profile, conversation)) => window::open_conversation(app, &profile, &conversation),
+                None if o.quick && o.capture => quick::capture_soon(app),
                 None if o.quick => quick::toggle(app),
                 None => show_main(app),
             }
@@ -306,6 +322,7 @@ pub fn run(opts: Options) {
             let voice = voice::VoiceState::new(&st.data_dir, &st.tmp_dir);
             app.manage(voice);
             app.manage(quick::QuickPanel::default());
+            app.manage(capture::Capturing::default());
             app.manage(st);
             state::reconnect_on_wake(app.handle());
             hub::start(app.handle());
@@ -317,7 +334,11 @@ pub fn run(opts: Options) {
                 // the resident process's Quick Ask shortcut: the panel alone, the app in the tray
                 app.manage(main_window);
                 window::started_for_panel(app.handle());
-                quick::show(app.handle());
+                if opts.capture {
+                    quick::capture_soon(app.handle());
+                } else {
+                    quick::show(app.handle());
+                }
                 tracing::info!(since_start_ms = since_start_ms(), "started for the Quick Ask panel");
             } else if opts.hidden {
                 // a start at login: the tray and the connections, no window until the user asks for it

@@ -31,6 +31,9 @@ pub struct QuickPanel {
     generation: AtomicU64,
     /// A panel built for a press waits for its page's first render before it goes on screen.
     awaiting_page: AtomicBool,
+    /// The capture shortcut was pressed: the panel's page starts a region capture when it next asks
+    /// ([`quick_take_capture`]: at its start and whenever it gains the focus).
+    capture_pending: AtomicBool,
 }
 
 /// The panel, when it exists and is on screen.
@@ -52,6 +55,37 @@ pub fn recording_view(app: &AppHandle) -> &'static str {
 pub fn toggle_soon(app: &AppHandle) {
     let handle = app.clone();
     let _ = app.run_on_main_thread(move || toggle(&handle));
+}
+
+/// Tells the panel's page that the capture shortcut was pressed while it is on screen (it then asks
+/// [`quick_take_capture`]).
+#[derive(Debug, Clone, serde::Serialize, specta::Type, tauri_specta::Event)]
+pub struct CaptureRequested {}
+
+/// The capture shortcut was pressed (on global-hotkey's thread), or a start asked for it (`--capture`): the panel
+/// opens on a region capture. Its page asks at its start and whenever it gains the focus, and is told when it is on
+/// screen already.
+pub fn capture_soon(app: &AppHandle) {
+    let handle = app.clone();
+    let _ = app.run_on_main_thread(move || {
+        let Some(st) = handle.try_state::<QuickPanel>() else { return };
+        st.capture_pending.store(true, Ordering::SeqCst);
+        tracing::info!("capture shortcut: the panel opens on a region capture");
+        if visible(&handle).is_some() {
+            use tauri_specta::Event as _;
+            let _ = CaptureRequested {}.emit_to(&handle, QUICK);
+        } else {
+            show(&handle);
+        }
+    });
+}
+
+/// The panel's page asks whether the capture shortcut was pressed since it last asked (once: the answer is taken).
+#[tauri::command]
+#[specta::specta]
+pub fn quick_take_capture(app: AppHandle, webview: tauri::Webview) -> bool {
+    webview.label() == QUICK
+        && app.try_state::<QuickPanel>().is_some_and(|s| s.capture_pending.swap(false, Ordering::SeqCst))
 }
 
 /// On screen and focused: hide it. Otherwise: show it (built if needed), focused.
@@ -137,6 +171,18 @@ fn put_on_screen(app: &AppHandle) {
     let _ = w.set_always_on_top(true);
     focus(&w);
     tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel shown");
+}
+
+/// Back on screen where it is (a capture hid it for a moment), on top and focused. Any thread: the focus request
+/// runs on the main thread (GTK's).
+pub fn show_in_place(app: &AppHandle) {
+    let handle = app.clone();
+    let _ = app.run_on_main_thread(move || {
+        let Some(w) = handle.get_webview_window(QUICK) else { return };
+        let _ = w.show();
+        let _ = w.set_always_on_top(true);
+        focus(&w);
+    });
 }
 
 /// The panel takes the keyboard focus, once it is mapped (the show above is carried out by the event loop later), and

@@ -64,11 +64,18 @@ pub async fn app_save_settings(
     // one-time flags the shell sets are not taken back by a page that read the settings before
     settings.tray_hint_shown |= old.tray_hint_shown;
     settings.autostart_offered |= old.autostart_offered;
-    let shortcut_changed = settings.quick_ask_shortcut != old.quick_ask_shortcut;
-    if shortcut_changed && let Some(s) = &settings.quick_ask_shortcut {
-        crate::shortcuts::parse(s)?;
-        let (push_to_talk, _) = crate::shortcuts::saved(&app);
-        crate::shortcuts::check_pair(push_to_talk.as_deref(), Some(s))?;
+    let shortcut_changed =
+        settings.quick_ask_shortcut != old.quick_ask_shortcut || settings.capture_shortcut != old.capture_shortcut;
+    if shortcut_changed {
+        for s in [&settings.quick_ask_shortcut, &settings.capture_shortcut].into_iter().flatten() {
+            crate::shortcuts::parse(s)?;
+        }
+        let keys = crate::shortcuts::Keys {
+            quick_ask: settings.quick_ask_shortcut.clone(),
+            capture: settings.capture_shortcut.clone(),
+            ..crate::shortcuts::saved(&app)
+        };
+        keys.check()?;
     }
     if settings.launch_at_login != old.launch_at_login {
         crate::window::set_launch_at_login(&app, settings.launch_at_login)?;

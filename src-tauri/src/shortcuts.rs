@@ -1,7 +1,8 @@
-//! The app's two global shortcuts, registered together from their settings: push-to-talk (held: pressed and released
-//! reach the page that records — the Quick Ask panel while it is on screen, else the main window) and Quick Ask
-//! (pressed: the panel opens, or hides when it is on screen and focused). The two may not be the same keys: a save
-//! that would make them so is refused with `shortcut_conflict`, and nothing is saved.
+//! The app's three global shortcuts, registered together from their settings: push-to-talk (held: pressed and released
+//! reach the page that records — the Quick Ask panel while it is on screen, else the main window), Quick Ask
+//! (pressed: the panel opens, or hides when it is on screen and focused) and screen capture (pressed: the panel
+//! opens on a region capture). No two may be the same keys: a save that would make them so is refused with
+//! `shortcut_conflict`, and nothing is saved.
 
 use std::sync::Mutex;
 
@@ -30,27 +31,52 @@ pub fn same(a: &str, b: &str) -> bool {
     }
 }
 
-/// Refuses a pair of settings in which push-to-talk and Quick Ask are the same keys.
-pub fn check_pair(push_to_talk: Option<&str>, quick_ask: Option<&str>) -> AppResult<()> {
-    match (push_to_talk, quick_ask) {
-        (Some(p), Some(q)) if same(p, q) => Err(AppError::new(
-            ErrorCode::ShortcutConflict,
-            format!("\"{q}\" is both the push-to-talk and the Quick Ask shortcut: one of them needs other keys"),
-        )),
-        _ => Ok(()),
+/// The shortcuts as saved (or about to be): push-to-talk, Quick Ask, screen capture; `None` is off.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keys {
+    pub push_to_talk: Option<String>,
+    pub quick_ask: Option<String>,
+    pub capture: Option<String>,
+}
+
+impl Keys {
+    /// Refuses keys in which two shortcuts are the same keys.
+    pub fn check(&self) -> AppResult<()> {
+        let named = [
+            ("push-to-talk", self.push_to_talk.as_deref()),
+            ("Quick Ask", self.quick_ask.as_deref()),
+            ("screen capture", self.capture.as_deref()),
+        ];
+        for (i, (a_name, a)) in named.iter().enumerate() {
+            for (b_name, b) in &named[i + 1..] {
+                if let (Some(a), Some(b)) = (a, b)
+                    && same(a, b)
+                {
+                    return Err(AppError::new(
+                        ErrorCode::ShortcutConflict,
+                        format!("\"{b}\" is both the {a_name} and the {b_name} shortcut: one of them needs other keys"),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
-/// The two settings as saved now: (push-to-talk, Quick Ask).
-pub fn saved(app: &AppHandle) -> (Option<String>, Option<String>) {
-    let ptt = app.try_state::<crate::voice::VoiceState>().and_then(|v| v.settings().shortcut);
-    let quick = app.try_state::<crate::settings::SettingsState>().and_then(|s| s.get().quick_ask_shortcut);
-    (ptt, quick)
+/// The shortcuts as saved now.
+pub fn saved(app: &AppHandle) -> Keys {
+    let push_to_talk = app.try_state::<crate::voice::VoiceState>().and_then(|v| v.settings().shortcut);
+    let settings = app.try_state::<crate::settings::SettingsState>().map(|s| s.get());
+    let (quick_ask, capture) = settings.map(|s| (s.quick_ask_shortcut, s.capture_shortcut)).unwrap_or_default();
+    Keys { push_to_talk, quick_ask, capture }
 }
 
-/// (Re-)registers both shortcuts (what was registered before is dropped first). A shortcut that cannot be registered
-/// (taken by another app, Wayland) is reported, never fatal, and does not keep the other one from being registered.
-pub fn apply(app: &AppHandle, push_to_talk: Option<&str>, quick_ask: Option<&str>) -> AppResult<()> {
+/// (Re-)registers the shortcuts (what was registered before is dropped first). A shortcut that cannot be registered
+/// (taken by another app, Wayland, the same keys as one before it) is reported, never fatal, and does not keep the
+/// others from being registered.
+pub fn apply(app: &AppHandle, keys: &Keys) -> AppResult<()> {
+    let push_to_talk = keys.push_to_talk.as_deref();
+    let quick_ask = keys.quick_ask.as_deref();
     let gs = app.global_shortcut();
     let _ = gs.unregister_all();
     let unavailable = |s: &str, e: tauri_plugin_global_shortcut::Error| {
@@ -70,10 +96,24 @@ pub fn apply(app: &AppHandle, push_to_talk: Option<&str>, quick_ask: Option<&str
         }
     }
     if let Some(s) = quick_ask {
-        let done = check_pair(push_to_talk, Some(s)).and_then(|()| parse(s)).and_then(|sc| {
+        let pair = Keys { push_to_talk: keys.push_to_talk.clone(), quick_ask: Some(s.into()), capture: None };
+        let done = pair.check().and_then(|()| parse(s)).and_then(|sc| {
             gs.on_shortcut(sc, |app, _sc, ev| {
                 if ev.state() == ShortcutState::Pressed {
                     crate::quick::toggle_soon(app);
+                }
+            })
+            .map_err(|e| unavailable(s, e))
+        });
+        if let Err(e) = done {
+            first_error.get_or_insert(e);
+        }
+    }
+    if let Some(s) = keys.capture.as_deref() {
+        let done = keys.check().and_then(|()| parse(s)).and_then(|sc| {
+            gs.on_shortcut(sc, |app, _sc, ev| {
+                if ev.state() == ShortcutState::Pressed {
+                    crate::quick::capture_soon(app);
                 }
             })
             .map_err(|e| unavailable(s, e))
@@ -89,8 +129,7 @@ pub fn apply(app: &AppHandle, push_to_talk: Option<&str>, quick_ask: Option<&str
 pub fn apply_saved(app: &AppHandle) -> AppResult<()> {
     let Some(reg) = app.try_state::<Registering>() else { return Ok(()) };
     let _one_at_a_time = reg.0.lock()?;
-    let (ptt, quick) = saved(app);
-    apply(app, ptt.as_deref(), quick.as_deref())
+    apply(app, &saved(app))
 }
 
 /// Lets go of both shortcuts (the hand-over to the resident process, which grabs the Quick Ask keys itself). Never
@@ -147,15 +186,30 @@ mod tests {
         assert!(!same("Control+Alt+Space", "Control+Shift+Space"));
     }
 
+    fn keys(p: Option<&str>, q: Option<&str>, c: Option<&str>) -> Keys {
+        Keys { push_to_talk: p.map(Into::into), quick_ask: q.map(Into::into), capture: c.map(Into::into) }
+    }
+
     #[test]
-    fn push_to_talk_and_quick_ask_may_not_be_the_same_keys() {
-        let e = check_pair(Some("CommandOrControl+Shift+Space"), Some("Control+Shift+Space"));
+    fn no_two_shortcuts_may_be_the_same_keys() {
+        let e = keys(Some("CommandOrControl+Shift+Space"), Some("Control+Shift+Space"), None).check();
         #[cfg(not(target_os = "macos"))]
         assert_eq!(e.unwrap_err().code, ErrorCode::ShortcutConflict);
         #[cfg(target_os = "macos")]
         assert!(e.is_ok(), "CommandOrControl is ⌘ on macOS");
-        assert!(check_pair(Some(crate::voice::DEFAULT_SHORTCUT), Some(crate::settings::DEFAULT_QUICK_ASK)).is_ok());
-        assert!(check_pair(None, Some("Control+Alt+Space")).is_ok(), "one of them off: no clash");
-        assert!(check_pair(Some("Control+Alt+Space"), None).is_ok());
+        let defaults = keys(
+            Some(crate::voice::DEFAULT_SHORTCUT),
+            Some(crate::settings::DEFAULT_QUICK_ASK),
+            Some(crate::settings::DEFAULT_CAPTURE),
+        );
+        assert!(defaults.check().is_ok(), "the defaults are three different keys");
+        assert!(parse(crate::settings::DEFAULT_CAPTURE).is_ok());
+        assert!(keys(None, Some("Control+Alt+Space"), None).check().is_ok(), "one of them off: no clash");
+        assert!(keys(Some("Control+Alt+Space"), None, None).check().is_ok());
+        let e = keys(None, Some("Control+Alt+Space"), Some("alt+control+space")).check().unwrap_err();
+        assert_eq!(e.code, ErrorCode::ShortcutConflict);
+        assert!(e.message.contains("Quick Ask and the screen capture"), "{}", e.message);
+        let e = keys(Some("Alt+F7"), None, Some("Alt+F7")).check().unwrap_err();
+        assert!(e.message.contains("push-to-talk and the screen capture"), "{}", e.message);
     }
 }

@@ -342,8 +342,8 @@ pub async fn voice_save_settings(
     if let Some(s) = &new.shortcut {
         crate::shortcuts::parse(s)?;
     }
-    let (_, quick_ask) = crate::shortcuts::saved(&app);
-    crate::shortcuts::check_pair(new.shortcut.as_deref(), quick_ask.as_deref())?;
+    let keys = crate::shortcuts::Keys { push_to_talk: new.shortcut.clone(), ..crate::shortcuts::saved(&app) };
+    keys.check()?;
     let old = state.settings();
     new.save(&state.dir)?;
     *state.settings.lock()? = new.clone();

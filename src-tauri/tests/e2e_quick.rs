@@ -277,6 +277,180 @@ fn e2e_quick_ask_about_the_clipboard_quotes_its_text_and_sends_its_picture() {
 /// Voice in the panel: push-to-talk held while the panel is on screen records in the panel (the main
 /// window stays hidden), the clip spoken into the virtual microphone goes to the panel's conversation as one 16 kHz
 /// WAV `audio` frame (A-23), and its voice note shows in the panel.
+/// The agent got a picture named `<what>-….png`: its pixels.
+fn received_picture(agent: &Agent, what: &str) -> image::RgbImage {
+    let named = |n: &str| n.starts_with(&format!("{what}-")) && n.ends_with(".png");
+    within(20, &format!("the agent received the {what} capture"), || received(agent).iter().any(|(n, _)| named(n)));
+    let (_, bytes) = received(agent).into_iter().find(|(n, _)| named(n)).unwrap();
+    image::load_from_memory(&bytes).expect("a PNG").to_rgb8()
+}
+
+/// The composer holds one attachment named `<what>-….png`; sent with the Send button.
+fn send_attached(setup: &Setup, app: &Running, what: &str) {
+    let got = app.s.wait(
+        "the capture attached (or a notice why not)",
+        20,
+        "const n = document.querySelector('.composer .files .name'); if (n) return n.textContent.trim(); \
+         const e = document.querySelector('[data-testid=quick-notice]'); return e ? 'notice: ' + e.textContent : ''",
+    );
+    let name = got.as_str().unwrap();
+    assert!(!name.starts_with("notice: "), "{name}\n{}", wd::app_log(setup.data.path()));
+    assert!(name.starts_with(&format!("{what}-")) && name.ends_with(".png"), "{name}");
+    app.s.wait("send enabled", 10, "return !document.querySelector('.composer button.send').disabled");
+    app.s.exec("document.querySelector('.composer button.send').click()", json!([]));
+    app.s.wait("the composer empty again", 10, "return !document.querySelector('.composer .files')");
+}
+
+/// The pixel at `(x, y)` is `want`, give or take the PNG round trip (none) and a 16-bit visual (a few levels).
+fn assert_colour(img: &image::RgbImage, x: u32, y: u32, want: [u8; 3], what: &str) {
+    let got = img.get_pixel(x, y).0;
+    let close = got.iter().zip(want).all(|(a, b)| a.abs_diff(b) <= 8);
+    assert!(close, "{what}: pixel ({x}, {y}) is {got:?}, want {want:?}");
+}
+
+/// A window manager on the test display for as long as it lives (xcap's window list reads the manager's
+/// `_NET_CLIENT_LIST_STACKING`; Xvfb alone has none).
+struct WindowManager(std::process::Child);
+
+impl WindowManager {
+    fn start() -> WindowManager {
+        let child = Command::new("openbox").arg("--sm-disable").spawn().expect("openbox (cargo xtask e2e installs it)");
+        within(10, "the window manager running", || {
+            Command::new("xprop")
+                .args(["-root", "_NET_SUPPORTING_WM_CHECK"])
+                .output()
+                .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("window id"))
+        });
+        WindowManager(child)
+    }
+}
+
+impl Drop for WindowManager {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn e2e_quick_look_at_my_screen_the_whole_screen_a_region_drawn_with_the_mouse_and_a_picked_window() {
+    if !enabled() {
+        return;
+    }
+    let setup = hinted_setup();
+    let app = launch_hidden(&setup);
+    // another app's window with a known picture, partly under where the panel opens (the middle of the screen)
+    let (pw, ph) = (400u32, 300u32);
+    let pattern = x::pattern_window(200, 150, pw as u16, ph as u16, "Pattern — test app");
+    open_panel(&app);
+    let (sw, sh) = x::screen_size();
+    let (ox, oy) = pattern.origin();
+    let quadrant_centres = |ox: i32, oy: i32| {
+        let (qw, qh) = (pw as i32 / 4, ph as i32 / 4);
+        [(ox + qw, oy + qh), (ox + 3 * qw, oy + qh), (ox + qw, oy + 3 * qh), (ox + 3 * qw, oy + 3 * qh)]
+    };
+    let panel = x::shown(app.pid, PANEL)[0];
+    let (px, py, _, _) = x::geometry(panel);
+
+    // "Screen": the whole screen, the panel hidden while it is taken
+    app.s.exec("document.querySelector('[data-testid=capture-screen]').click()", json!([]));
+    send_attached(&setup, &app, "screen");
+    let screen = received_picture(&setup.agent, "screen");
+    assert_eq!(screen.dimensions(), (sw, sh), "the whole screen, at its size");
+    for (i, (x, y)) in quadrant_centres(ox, oy).into_iter().enumerate() {
+        assert_colour(&screen, x as u32, y as u32, x::PATTERN[i], "the pattern window in the screen capture");
+    }
+    let (right_x, right_y) = quadrant_centres(ox, oy)[3];
+    assert!(right_x > px && right_y > py, "this quadrant is under the panel: the capture shows it, not the panel");
+    assert_eq!(x::shown(app.pid, PANEL).len(), 1, "the panel is back on screen");
+    let (bx, by, _, _) = x::geometry(x::shown(app.pid, PANEL)[0]);
+    assert_eq!((bx, by), (px, py), "where it was");
+    shot("quick-capture-screen.png");
+
+    // "Region": the screen frozen and shown over the whole monitor; a rectangle drawn with the pointer (xdotool,
+    // as a mouse) from the middle of the top-left quadrant to the middle of the bottom-right one
+    app.s.exec("document.querySelector('[data-testid=capture-region]').click()", json!([]));
+    within(10, "the frozen screen over the whole monitor", || {
+        x::shown(app.pid, PANEL).first().is_some_and(|w| {
+            let (_, _, w, h) = x::geometry(*w);
+            (w, h) == (sw, sh)
+        })
+    });
+    app.s.wait("the still is shown", 10, "const i = document.querySelector('[data-testid=region-picker] img'); return !!i && i.complete && i.naturalWidth > 0");
+    shot("quick-capture-region-picker.png");
+    let [(x0, y0), _, _, (x1, y1)] = quadrant_centres(ox, oy);
+    let pointer = |args: &[&str]| {
+        let ok = Command::new("xdotool").args(args).status().is_ok_and(|s| s.success());
+        assert!(ok, "xdotool {args:?}");
+    };
+    pointer(&["mousemove", &x0.to_string(), &y0.to_string()]);
+    pointer(&["mousedown", "1"]);
+    pointer(&["mousemove", &((x0 + x1) / 2).to_string(), &((y0 + y1) / 2).to_string()]);
+    pointer(&["mousemove", &x1.to_string(), &y1.to_string()]);
+    app.s.wait(
+        "the selection drawn",
+        5,
+        "const s = document.querySelector('[data-testid=region-selection]'); return !!s && s.textContent.includes('×')",
+    );
+    shot("quick-capture-region-drawn.png");
+    pointer(&["mouseup", "1"]);
+    send_attached(&setup, &app, "region");
+    let region = received_picture(&setup.agent, "region");
+    assert_eq!(region.dimensions(), ((x1 - x0) as u32, (y1 - y0) as u32), "the rectangle drawn, in screen pixels");
+    let (rw, rh) = region.dimensions();
+    for (i, (x, y)) in
+        [(rw / 4, rh / 4), (3 * rw / 4, rh / 4), (rw / 4, 3 * rh / 4), (3 * rw / 4, 3 * rh / 4)].into_iter().enumerate()
+    {
+        assert_colour(&region, x, y, x::PATTERN[i], "each quadrant in its corner of the region");
+    }
+    let (bx, by, bw, bh) = x::geometry(x::shown(app.pid, PANEL)[0]);
+    assert_eq!((bx, by, bw, bh).0, px, "the panel back where it was");
+    assert!(bw < sw && bh < sh, "and at its own size: {bw}×{bh}");
+
+    // the capture shortcut: the panel (already on screen) goes straight to a region capture; Esc gives it up
+    keys("ctrl+alt+s");
+    app.s.wait("the region picker from the shortcut", 10, "const i = document.querySelector('[data-testid=region-picker] img'); return !!i && i.complete && i.naturalWidth > 0");
+    within(10, "over the whole monitor", || x::shown(app.pid, PANEL).first().is_some_and(|w| x::geometry(*w).2 == sw));
+    keys("Escape");
+    app.s.wait("the picker gone", 10, "return !document.querySelector('[data-testid=region-picker]')");
+    within(10, "the panel back at its size", || {
+        x::shown(app.pid, PANEL).first().is_some_and(|w| x::geometry(*w).2 < sw)
+    });
+    assert_eq!(
+        app.s.exec("return document.querySelectorAll('.composer .files li').length", json!([])),
+        json!(0),
+        "nothing attached"
+    );
+
+    // "Window": the windows on screen listed (a window manager keeps that list), the pattern's picked
+    let _wm = WindowManager::start();
+    app.s.exec("document.querySelector('[data-testid=capture-window]').click()", json!([]));
+    let titles = app.s.wait(
+        "the window list",
+        10,
+        "const l = [...document.querySelectorAll('[data-testid=capture-window-list] [role=menuitem] .w-title')]; \
+         return l.length ? l.map((e) => e.textContent) : null",
+    );
+    let titles: Vec<String> = serde_json::from_value(titles).unwrap();
+    assert!(titles.iter().any(|t| t == "Pattern — test app"), "the test window is in the list: {titles:?}");
+    assert!(!titles.iter().any(|t| t.starts_with("Hermes")), "none of the app's own windows: {titles:?}");
+    shot("quick-capture-window-list.png");
+    app.s.exec(
+        "[...document.querySelectorAll('[data-testid=capture-window-list] [role=menuitem]')] \
+           .find((b) => b.querySelector('.w-title').textContent === 'Pattern — test app').click()",
+        json!([]),
+    );
+    send_attached(&setup, &app, "window");
+    let window = received_picture(&setup.agent, "window");
+    assert_eq!(window.dimensions(), (pw, ph), "the window's own size");
+    for (i, (x, y)) in
+        [(pw / 4, ph / 4), (3 * pw / 4, ph / 4), (pw / 4, 3 * ph / 4), (3 * pw / 4, 3 * ph / 4)].into_iter().enumerate()
+    {
+        assert_colour(&window, x, y, x::PATTERN[i], "the window capture");
+    }
+    drop(pattern);
+}
+
 #[test]
 fn e2e_quick_push_to_talk_while_the_panel_is_open_speaks_into_its_conversation() {
     if !enabled() || !audio_ready() {

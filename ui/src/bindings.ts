@@ -525,6 +525,103 @@ async quickPageReady() : Promise<void> {
  */
 async quickOpenInMain(profileId: string, conversationId: string) : Promise<void> {
     await TAURI_INVOKE("quick_open_in_main", { profileId, conversationId });
+},
+/**
+ * The panel's page asks whether the capture shortcut was pressed since it last asked (once: the answer is taken).
+ */
+async quickTakeCapture() : Promise<boolean> {
+    return await TAURI_INVOKE("quick_take_capture");
+},
+/**
+ * "Screen": the monitor under the pointer, the asking window hidden meanwhile.
+ */
+async captureScreen(stamp: string) : Promise<Result<Captured, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_screen", { stamp }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * The windows on screen that "Window" offers, front to back (none of this app's own).
+ */
+async captureWindows() : Promise<Result<CaptureWindow[], AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_windows") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * "Window": the picked window's pixels, the asking window hidden meanwhile.
+ */
+async captureWindow(id: number, stamp: string) : Promise<Result<Captured, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_window", { id, stamp }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * "Region", first step: the monitor under the pointer, frozen; the page gets it (a fast PNG in the temporary folder)
+ * to draw on, and the asking window, still hidden, now covers that monitor. A capture that fails puts it back.
+ */
+async captureRegionBegin(stamp: string) : Promise<Result<Captured, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_region_begin", { stamp }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * "Region", second step: the page shows the frozen picture over the whole monitor; the window goes on screen.
+ */
+async captureRegionShow() : Promise<void> {
+    await TAURI_INVOKE("capture_region_show");
+},
+/**
+ * "Region", last step: the rectangle drawn (in the frozen picture's pixels), or `None` when the user gave up. The
+ * window goes back where it was; the region is cut from the frozen picture.
+ */
+async captureRegionEnd(rect: Rect | null, stamp: string) : Promise<Result<Captured | null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_region_end", { rect, stamp }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * An attached picture cut to `rect` (in its own pixels): the token of a PNG of the cut in the temporary folder.
+ */
+async cropImage(token: string, rect: Rect, stamp: string) : Promise<Result<Captured, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("crop_image", { token, rect, stamp }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Whether the OS lets the app read the screen: the page explains before the first capture when it is not granted.
+ */
+async captureAccess() : Promise<CaptureAccess> {
+    return await TAURI_INVOKE("capture_access");
+},
+/**
+ * Asks the OS for the screen (macOS shows its own prompt once; System Settings after that).
+ */
+async captureAccessRequest() : Promise<Result<CaptureAccess, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_access_request") };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
 }
 }
 
@@ -533,6 +630,7 @@ async quickOpenInMain(profileId: string, conversationId: string) : Promise<void>
 
 export const events = __makeEvents__<{
 avatarWindowClosed: AvatarWindowClosed,
+captureRequested: CaptureRequested,
 deepLinkConnect: DeepLinkConnect,
 filesDropped: FilesDropped,
 openConversation: OpenConversation,
@@ -540,6 +638,7 @@ pushToTalk: PushToTalk,
 ttsEvent: TtsEvent
 }>({
 avatarWindowClosed: "avatar-window-closed",
+captureRequested: "capture-requested",
 deepLinkConnect: "deep-link-connect",
 filesDropped: "files-dropped",
 openConversation: "open-conversation",
@@ -631,7 +730,12 @@ locale: string;
 /**
  * The global shortcut that opens the Quick Ask panel from anywhere (`Control+Alt+Space`); `null` turns it off.
  */
-quickAskShortcut: string | null }
+quickAskShortcut: string | null; 
+/**
+ * The global shortcut that opens the Quick Ask panel on a region capture (`Control+Alt+KeyS`); `null` turns it
+ * off.
+ */
+captureShortcut: string | null }
 /**
  * A file of a message.
  */
@@ -668,6 +772,27 @@ export type Blocked =
  * Plain `http` to anything but the loopback.
  */
 "notSecure"
+/**
+ * Whether the OS lets the app read the screen (macOS asks the user once; elsewhere always granted).
+ */
+export type CaptureAccess = "granted" | "denied" | "unknown"
+/**
+ * Tells the panel's page that the capture shortcut was pressed while it is on screen (it then asks
+ * [`quick_take_capture`]).
+ */
+export type CaptureRequested = Record<string, never>
+/**
+ * A window the user may pick to capture.
+ */
+export type CaptureWindow = { id: number; title: string; appName: string; width: number; height: number }
+/**
+ * A capture, attached by the page like a dropped file.
+ */
+export type Captured = { 
+/**
+ * The PNG's token (grants.rs).
+ */
+path: string; width: number; height: number }
 /**
  * How a card ended.
  */
@@ -872,7 +997,7 @@ export type EngineEvent =
  * (`hermes_protocol::Refusal::code`). TypeScript sees a string-literal union; the page has a sentence for
  * each (ui/src/lib/errors.ts, checked by `tsc`).
  */
-export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "file_not_granted" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "shortcut_conflict" | "not_recording" | "tts_unavailable" | "tts_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
+export type ErrorCode = "not_found" | "invalid_input" | "internal" | "disk_full" | "store_corrupt" | "store_busy" | "store_too_new" | "store_error" | "keychain_unavailable" | "keychain_locked" | "keychain_error" | "invalid_url" | "permission_denied" | "io_error" | "no_token" | "open_failed" | "blocked_url" | "forbidden_path" | "file_not_granted" | "not_viewable" | "is_folder" | "too_large" | "not_an_image" | "not_connected" | "no_microphone" | "microphone_not_found" | "microphone_busy" | "microphone_lost" | "too_short" | "audio_failed" | "invalid_shortcut" | "shortcut_unavailable" | "shortcut_conflict" | "not_recording" | "tts_unavailable" | "tts_failed" | "capture_denied" | "capture_failed" | "empty" | "too_long" | "capability_off" | "too_big" | "bad_frame" | "unknown_card" | "already_answered" | "not_an_option" | "no_answer" | "id_in_use" | "wrong_dialect" | "file_unreadable" | "not_a_file" | "engine_stopped" | "bad_command" | "not_sent" | "cancelled" | "file_too_large" | "upload_failed"
 /**
  * What a conversation is exported as.
  */
@@ -988,6 +1113,10 @@ style?: string | null }
  * The push-to-talk shortcut was pressed or released (also while the window is in the background).
  */
 export type PushToTalk = { pressed: boolean }
+/**
+ * A rectangle in a picture's own pixels.
+ */
+export type Rect = { x: number; y: number; width: number; height: number }
 /**
  * Where the agent's own avatar page stands (A-27), for the avatar pane.
  */

@@ -15,6 +15,8 @@ pub const READY_LINE: &str = "hermes-resident: ready";
 pub const OPEN_FLAG: &str = "--open-conversation";
 /// The flag of a window process started to show only the Quick Ask panel (the resident's global shortcut).
 pub const QUICK_FLAG: &str = "--quick-ask";
+/// With [`QUICK_FLAG`]: the panel opens on a region capture (the resident's capture shortcut).
+pub const CAPTURE_FLAG: &str = "--capture";
 /// The lock file in the data folder.
 pub const LOCK_FILE: &str = "resident.lock";
 

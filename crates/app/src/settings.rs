@@ -22,6 +22,9 @@ pub const MAX_QUOTA_MB: u32 = 1024 * 1024;
 pub const DEFAULT_QUOTA_MB: u32 = (hermes_client::http::DEFAULT_MEDIA_QUOTA_BYTES / MIB) as u32;
 /// The Quick Ask panel's default global shortcut: Ctrl+Alt+Space, ⌥Space on macOS (⌘Space is Spotlight's).
 pub const DEFAULT_QUICK_ASK: &str = if cfg!(target_os = "macos") { "Alt+Space" } else { "Control+Alt+Space" };
+/// The screen capture's default global shortcut (the Quick Ask panel, a region drawn on a still of the screen):
+/// Ctrl+Alt+S (⌃⌥S on macOS).
+pub const DEFAULT_CAPTURE: &str = "Control+Alt+KeyS";
 
 /// App settings, remembered per machine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +56,9 @@ pub struct AppSettings {
     pub locale: String,
     /// The global shortcut that opens the Quick Ask panel from anywhere (`Control+Alt+Space`); `null` turns it off.
     pub quick_ask_shortcut: Option<String>,
+    /// The global shortcut that opens the Quick Ask panel on a region capture (`Control+Alt+KeyS`); `null` turns it
+    /// off.
+    pub capture_shortcut: Option<String>,
 }
 
 impl Default for AppSettings {
@@ -70,6 +76,7 @@ impl Default for AppSettings {
             mute_until: 0,
             locale: "en".into(),
             quick_ask_shortcut: Some(DEFAULT_QUICK_ASK.into()),
+            capture_shortcut: Some(DEFAULT_CAPTURE.into()),
         }
     }
 }
@@ -83,8 +90,9 @@ impl AppSettings {
         if !matches!(self.locale.as_str(), "en" | "ru" | "zh") {
             self.locale = "en".into();
         }
-        self.quick_ask_shortcut =
-            self.quick_ask_shortcut.map(|v| v.trim().to_string()).filter(|v| !v.is_empty() && v.len() <= 100);
+        let keys = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty() && v.len() <= 100);
+        self.quick_ask_shortcut = keys(self.quick_ask_shortcut);
+        self.capture_shortcut = keys(self.capture_shortcut);
         self
     }
 
@@ -152,6 +160,7 @@ mod tests {
             mute_until: 1_700_000_000_000,
             locale: "ru".into(),
             quick_ask_shortcut: None,
+            capture_shortcut: Some("Alt+F7".into()),
         };
         s.save(dir.path()).unwrap();
         assert_eq!(AppSettings::load(dir.path()), s);
@@ -165,6 +174,9 @@ mod tests {
         assert_eq!(AppSettings::load(dir.path()).quick_ask_shortcut.as_deref(), Some(DEFAULT_QUICK_ASK));
         std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"quickAskShortcut":"  "}"#).unwrap();
         assert_eq!(AppSettings::load(dir.path()).quick_ask_shortcut, None, "a blank shortcut is off");
+        assert_eq!(AppSettings::load(dir.path()).capture_shortcut.as_deref(), Some(DEFAULT_CAPTURE));
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"captureShortcut":null}"#).unwrap();
+        assert_eq!(AppSettings::load(dir.path()).capture_shortcut, None, "null turns it off");
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use hermes_app::resident::{OPEN_FLAG, QUICK_FLAG};
+use hermes_app::resident::{CAPTURE_FLAG, OPEN_FLAG, QUICK_FLAG};
 
 use crate::resident::{Launcher, Target};
 
@@ -63,9 +63,12 @@ impl Launcher for WindowLauncher {
         self.start(self.command(target.as_ref()), what);
     }
 
-    fn quick_ask(&self) {
+    fn quick_ask(&self, capture: bool) {
         let mut cmd = self.command(None);
         cmd.arg(QUICK_FLAG);
-        self.start(cmd, "quick ask");
+        if capture {
+            cmd.arg(CAPTURE_FLAG);
+        }
+        self.start(cmd, if capture { "quick ask on a capture" } else { "quick ask" });
     }
 }

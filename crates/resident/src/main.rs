@@ -120,9 +120,13 @@ mod linux {
             data_dir: args.data_dir.clone(),
             log_dir: args.log_dir.clone(),
         });
-        // the Quick Ask shortcut, kept for as long as this serves
-        let shortcut = hermes_app::settings::AppSettings::load(&args.data_dir).quick_ask_shortcut;
-        let _quick_ask = hermes_resident::hotkey::start(shortcut.as_deref(), launcher.clone());
+        // the Quick Ask and capture shortcuts, kept for as long as this serves
+        let settings = hermes_app::settings::AppSettings::load(&args.data_dir);
+        let _quick_ask = hermes_resident::hotkey::start(
+            settings.quick_ask_shortcut.as_deref(),
+            settings.capture_shortcut.as_deref(),
+            launcher.clone(),
+        );
         let notifier = Arc::new(DesktopNotifier::new(launcher.clone()));
         let parts = Parts { app, tokens: Arc::new(keychain_token), notifier, launcher };
         let resident = Resident::start(parts).await;

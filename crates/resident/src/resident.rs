@@ -43,7 +43,8 @@ pub trait Notifier: Send + Sync {
 /// Ask panel (the global shortcut).
 pub trait Launcher: Send + Sync {
     fn launch(&self, target: Option<Target>);
-    fn quick_ask(&self);
+    /// The window process with the Quick Ask panel alone; `capture`: the panel opens on a region capture.
+    fn quick_ask(&self, capture: bool);
 }
 
 /// Draws the dashboard (the StatusNotifierItem; a test's recorder). Must not block.

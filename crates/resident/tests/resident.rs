@@ -34,7 +34,7 @@ impl Launcher for Windows {
             let _ = tx.send(());
         }
     }
-    fn quick_ask(&self) {
+    fn quick_ask(&self, _capture: bool) {
         unreachable!("nothing in these tests presses the Quick Ask shortcut (the e2e test does, under X)")
     }
 }

@@ -13,7 +13,7 @@ pub mod system;
 
 use crate::error::{AppError, AppResult, ErrorCode};
 
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> AppResult<T> {
+pub(crate) async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> AppResult<T> {
     tauri::async_runtime::spawn_blocking(f).await.map_err(|e| AppError::internal(e.to_string()))
 }
 

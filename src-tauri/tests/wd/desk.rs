@@ -265,6 +265,60 @@ pub mod x {
         Cover(c)
     }
 
+    /// The four colours of [`pattern_window`]'s quadrants: top-left, top-right, bottom-left, bottom-right.
+    pub const PATTERN: [[u8; 3]; 4] = [[230, 30, 40], [30, 200, 60], [40, 70, 230], [250, 210, 20]];
+
+    /// Another app's window with a known picture, for as long as it lives: `w`×`h` at `x`,`y`, titled `title`, its
+    /// quadrants filled with [`PATTERN`]. The picture is the window's background pixmap, so the X server itself
+    /// draws it again whenever it is uncovered (no client has to answer an Expose).
+    pub struct Pattern(x11rb::rust_connection::RustConnection, pub XWindow);
+
+    pub fn pattern_window(x: i16, y: i16, w: u16, h: u16, title: &str) -> Pattern {
+        use x11rb::protocol::xproto::{ChangeGCAux, CreateGCAux, CreateWindowAux, PropMode, Rectangle, WindowClass};
+        use x11rb::wrapper::ConnectionExt as _;
+        let (c, screen) = x11rb::connect(None).unwrap();
+        let s = c.setup().roots[screen].clone();
+        let pix = c.generate_id().unwrap();
+        c.create_pixmap(s.root_depth, pix, s.root, w, h).unwrap();
+        let gc = c.generate_id().unwrap();
+        c.create_gc(gc, pix, &CreateGCAux::new()).unwrap();
+        let (hw, hh) = (w / 2, h / 2);
+        let quads = [(0, 0), (hw as i16, 0), (0, hh as i16), (hw as i16, hh as i16)];
+        for ([r, g, b], (qx, qy)) in PATTERN.iter().zip(quads) {
+            // TrueColor 24-bit: the pixel value is the colour itself
+            let pixel = (u32::from(*r) << 16) | (u32::from(*g) << 8) | u32::from(*b);
+            c.change_gc(gc, &ChangeGCAux::new().foreground(pixel)).unwrap();
+            c.poly_fill_rectangle(pix, gc, &[Rectangle { x: qx, y: qy, width: hw, height: hh }]).unwrap();
+        }
+        let win = c.generate_id().unwrap();
+        let aux = CreateWindowAux::new().background_pixmap(pix);
+        c.create_window(s.root_depth, win, s.root, x, y, w, h, 0, WindowClass::INPUT_OUTPUT, 0, &aux).unwrap();
+        let utf8 = atom(&c, "UTF8_STRING");
+        let net_name = atom(&c, "_NET_WM_NAME");
+        c.change_property8(PropMode::REPLACE, win, net_name, utf8, title.as_bytes()).unwrap();
+        c.change_property8(PropMode::REPLACE, win, AtomEnum::WM_NAME, AtomEnum::STRING, title.as_bytes()).unwrap();
+        c.change_property8(PropMode::REPLACE, win, AtomEnum::WM_CLASS, AtomEnum::STRING, b"pattern\0Pattern\0")
+            .unwrap();
+        let net_pid = atom(&c, "_NET_WM_PID");
+        c.change_property32(PropMode::REPLACE, win, net_pid, AtomEnum::CARDINAL, &[std::process::id()]).unwrap();
+        // a window manager keeps a program's own position (WM_NORMAL_HINTS: USPosition | USSize)
+        let hints = [3u32, x as u32, y as u32, w as u32, h as u32, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+        c.change_property32(PropMode::REPLACE, win, AtomEnum::WM_NORMAL_HINTS, AtomEnum::WM_SIZE_HINTS, &hints)
+            .unwrap();
+        c.map_window(win).unwrap();
+        c.sync().unwrap();
+        Pattern(c, win)
+    }
+
+    impl Pattern {
+        /// Where the window's pixels are on the screen now (a window manager may have framed or moved it).
+        pub fn origin(&self) -> (i32, i32) {
+            let s = &self.0.setup().roots[0];
+            let t = self.0.translate_coordinates(self.1, s.root, 0, 0).unwrap().reply().unwrap();
+            (t.dst_x.into(), t.dst_y.into())
+        }
+    }
+
     /// Asks `w` to close, as a window manager's close button does (`WM_DELETE_WINDOW`).
     pub fn close(w: XWindow) {
         let (c, _) = x11rb::connect(None).unwrap();

@@ -54,6 +54,8 @@ const APP_ERROR_KEYS: { readonly [C in ErrorCode]: MessageKey } = {
   not_recording: 'error.app.not_recording',
   tts_unavailable: 'error.app.tts_unavailable',
   tts_failed: 'error.app.tts_failed',
+  capture_denied: 'error.app.capture_denied',
+  capture_failed: 'error.app.capture_failed',
   empty: 'error.code.empty',
   too_long: 'error.code.too_long',
   capability_off: 'error.code.capability_off',

@@ -62,7 +62,8 @@ describe('the Quick Ask panel', () => {
     await waitFor(() => expect(q.app.selection).not.toBeNull());
     const input = (await screen.findByLabelText('Message')) as HTMLTextAreaElement;
     const button = screen.getByTestId('quick-clipboard');
-    expect(button.getAttribute('aria-label')).toBe('Ask about the clipboard: its picture or text goes into the message');
+    expect(button).toHaveAccessibleName('Clipboard');
+    expect(button.title).toBe('Ask about the clipboard: its picture or text goes into the message');
 
     // nothing is read until the click
     expect(q.calls.some((c) => c.cmd === 'clipboard_offer')).toBe(false);
@@ -97,6 +98,173 @@ describe('the Quick Ask panel', () => {
   });
 });
 
+describe('Quick Ask: look at my screen', () => {
+  beforeEach(() => {
+    localStorage.clear();
+    // jsdom has no PointerEvent: a mouse event with a pointer id, so that clientX/clientY and button come through
+    if (!('PointerEvent' in window)) {
+      class PointerEventLike extends MouseEvent {
+        pointerId: number;
+        constructor(type: string, init: PointerEventInit = {}) {
+          super(type, init);
+          this.pointerId = init.pointerId ?? 1;
+        }
+      }
+      Object.assign(window, { PointerEvent: PointerEventLike });
+    }
+  });
+
+  async function panel() {
+    const q = await renderQuick();
+    await ready(q);
+    await waitFor(() => expect(q.app.selection).not.toBeNull());
+    await screen.findByLabelText('Message');
+    return q;
+  }
+  const captures = (q: { calls: { cmd: string }[] }) => q.calls.filter((c) => c.cmd.startsWith('capture_') && c.cmd !== 'capture_access');
+
+  it('"Screen" captures on the click only, and attaches the picture downscaled to the agent\'s limit', async () => {
+    const q = await panel();
+    expect(captures(q)).toEqual([]);
+    q.shell.captureBytes = 20 * 1024 * 1024; // over the agent's 8 MiB
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    const files = await screen.findByRole('list', { name: 'Files to send' });
+    await waitFor(() => expect(files).toHaveTextContent(/screen-.*-small\.png/));
+    expect(captures(q).map((c) => c.cmd)).toEqual(['capture_screen']);
+    const down = q.calls.find((c) => c.cmd === 'downscale_image')!;
+    expect(down.args.token).toMatch(/screen-.*\.png$/);
+    expect(down.args.maxBytes).toBe(8 * 1024 * 1024);
+    // sent to the agent picked in the panel, as a file
+    await fireEvent.keyDown(screen.getByLabelText('Message'), { key: 'Enter' });
+    await waitFor(() => expect(q.commands('file')).toHaveLength(1));
+  });
+
+  it('"Window" lists the windows on screen and captures the one picked; Esc closes the list', async () => {
+    const q = await panel();
+    q.shell.captureWindows = [
+      { id: 7, title: 'Budget.xlsx — Sheets', appName: 'Sheets', width: 1200, height: 800 },
+      { id: 9, title: 'Terminal', appName: 'xterm', width: 800, height: 500 },
+    ];
+    await fireEvent.click(screen.getByTestId('capture-window'));
+    const menu = await screen.findByRole('menu');
+    expect(screen.getByTestId('capture-window')).toHaveAttribute('aria-expanded', 'true');
+    const items = screen.getAllByRole('menuitem');
+    expect(items.map((i) => i.textContent)).toEqual(['Budget.xlsx — Sheets Sheets · 1200 × 800', 'Terminal xterm · 800 × 500']);
+    await fireEvent.keyDown(window, { key: 'Escape' });
+    expect(screen.queryByRole('menu')).toBeNull();
+    expect(q.shell.quickCalls).toEqual([]); // the first Esc closed the list, not the panel
+    await fireEvent.click(screen.getByTestId('capture-window'));
+    await fireEvent.click((await screen.findAllByRole('menuitem'))[1]);
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Files to send' })).toHaveTextContent(/window-.*\.png/));
+    expect(q.calls.find((c) => c.cmd === 'capture_window')!.args.id).toBe(9);
+    expect(menu.isConnected).toBe(false);
+
+    q.shell.captureWindows = [];
+    await fireEvent.click(screen.getByTestId('capture-window'));
+    expect(await screen.findByTestId('quick-notice')).toHaveTextContent('There is no other window to capture.');
+  });
+
+  it('"Region" shows the frozen screen, takes the rectangle drawn on it, and Esc gives up', async () => {
+    const q = await panel();
+    await fireEvent.click(screen.getByTestId('capture-region'));
+    const picker = await screen.findByTestId('region-picker');
+    const img = picker.querySelector('img')!;
+    Object.defineProperty(img, 'naturalWidth', { value: 1920 });
+    Object.defineProperty(img, 'naturalHeight', { value: 1080 });
+    img.getBoundingClientRect = () => ({ left: 0, top: 0, width: 960, height: 540, right: 960, bottom: 540, x: 0, y: 0, toJSON: () => ({}) });
+    await fireEvent.load(img);
+    // the window goes on screen once the still is loaded
+    await waitFor(() => expect(q.calls.some((c) => c.cmd === 'capture_region_show')).toBe(true));
+    const frame = img.parentElement!;
+    await fireEvent.pointerDown(frame, { button: 0, clientX: 100, clientY: 50, pointerId: 1 });
+    await fireEvent.pointerMove(frame, { clientX: 300, clientY: 250, pointerId: 1 });
+    expect(screen.getByTestId('region-selection')).toHaveTextContent('400 × 400');
+    await fireEvent.pointerUp(frame, { clientX: 400, clientY: 300, pointerId: 1 });
+    // the page's 960×540 shows the 1920×1080 still: the rectangle is in the still's pixels
+    await waitFor(() => expect(q.shell.regionEnds).toEqual([{ x: 200, y: 100, width: 600, height: 500 }]));
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Files to send' })).toHaveTextContent(/region-.*\.png/));
+    expect(screen.queryByTestId('region-picker')).toBeNull();
+
+    await fireEvent.click(screen.getByTestId('capture-region'));
+    const again = await screen.findByTestId('region-picker');
+    await fireEvent.keyDown(again, { key: 'Escape' });
+    await waitFor(() => expect(q.shell.regionEnds).toEqual([{ x: 200, y: 100, width: 600, height: 500 }, null]));
+    await waitFor(() => expect(screen.queryByTestId('region-picker')).toBeNull());
+    expect(q.shell.quickCalls).toEqual([]); // Esc gave up the region, the panel stays
+  });
+
+  it('the capture shortcut opens the panel on a region capture (asked at the start and at each focus)', async () => {
+    const q = await panel();
+    expect(q.calls.filter((c) => c.cmd === 'quick_take_capture').length).toBeGreaterThan(0);
+    expect(screen.queryByTestId('region-picker')).toBeNull();
+    q.shell.capturePending = true;
+    window.dispatchEvent(new Event('focus'));
+    expect(await screen.findByTestId('region-picker')).toBeInTheDocument();
+    expect(q.calls.filter((c) => c.cmd === 'capture_region_begin')).toHaveLength(1);
+    expect(q.shell.capturePending).toBe(false);
+  });
+
+  it('explains before the OS asks for the screen (macOS), and captures nothing when the user says not now or the OS says no', async () => {
+    const q = await panel();
+    q.shell.captureAccess = 'unknown';
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    const dialog = await screen.findByRole('dialog', { name: 'Let Hermes see your screen?' });
+    expect(dialog).toHaveTextContent('sends it only to the agent picked in this panel');
+    await fireEvent.click(screen.getByRole('button', { name: 'Not now' }));
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(q.calls.some((c) => c.cmd === 'capture_screen' || c.cmd === 'capture_access_request')).toBe(false);
+
+    q.shell.captureAccessAnswer = 'denied';
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await fireEvent.click(await screen.findByTestId('capture-permission-continue'));
+    expect(await screen.findByTestId('quick-notice')).toHaveTextContent('Screen Recording');
+    expect(screen.getByTestId('quick-notice')).toHaveAttribute('role', 'alert');
+    expect(q.calls.some((c) => c.cmd === 'capture_screen')).toBe(false);
+
+    q.shell.captureAccess = 'unknown';
+    q.shell.captureAccessAnswer = 'granted';
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await fireEvent.click(await screen.findByTestId('capture-permission-continue'));
+    await waitFor(() => expect(q.calls.filter((c) => c.cmd === 'capture_screen')).toHaveLength(1));
+  });
+
+  it('a capture waiting in the composer never goes to another agent: picking another one drops it', async () => {
+    const q = await panel();
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await screen.findByRole('list', { name: 'Files to send' });
+    await fireEvent.change(screen.getByTestId('quick-agent'), { target: { value: 'p2' } });
+    await waitFor(() => expect(q.app.selection?.profileId).toBe('p2'));
+    await waitFor(() => expect(screen.queryByRole('list', { name: 'Files to send' })).toBeNull());
+    await fireEvent.input(screen.getByLabelText('Message'), { target: { value: 'hi' } });
+    await fireEvent.keyDown(screen.getByLabelText('Message'), { key: 'Enter' });
+    await waitFor(() => expect(q.calls.filter((c) => c.cmd === 'send_command')).toHaveLength(1));
+    expect(q.commands('file')).toEqual([]);
+  });
+
+  it('a picture waiting in the composer is cropped to the rectangle drawn on it', async () => {
+    const q = await panel();
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await screen.findByRole('list', { name: 'Files to send' });
+    expect(await screen.findByTestId('attach-thumb')).toBeInTheDocument();
+    await fireEvent.click(screen.getByTestId('attach-crop'));
+    const picker = await screen.findByTestId('crop-picker');
+    const img = picker.querySelector('img')!;
+    Object.defineProperty(img, 'naturalWidth', { value: 1920 });
+    Object.defineProperty(img, 'naturalHeight', { value: 1080 });
+    img.getBoundingClientRect = () => ({ left: 10, top: 10, width: 640, height: 360, right: 650, bottom: 370, x: 10, y: 10, toJSON: () => ({}) });
+    await fireEvent.load(img);
+    expect(screen.getByTestId('crop-apply')).toBeDisabled();
+    const frame = img.parentElement!;
+    await fireEvent.pointerDown(frame, { button: 0, clientX: 10, clientY: 10, pointerId: 1 });
+    await fireEvent.pointerUp(frame, { clientX: 330, clientY: 190, pointerId: 1 });
+    await fireEvent.click(screen.getByTestId('crop-apply'));
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Files to send' })).toHaveTextContent(/-cut-.*\.png/));
+    const crop = q.calls.find((c) => c.cmd === 'crop_image')!;
+    expect(crop.args.rect).toEqual({ x: 0, y: 0, width: 960, height: 540 });
+    expect(String(crop.args.token)).toMatch(/screen-.*\.png$/);
+  });
+});
+
 describe('Settings → Shortcuts: the Quick Ask shortcut', () => {
   it('is recorded from the keys pressed and saved', async () => {
     const ipc = await renderApp();
@@ -118,8 +286,26 @@ describe('Settings → Shortcuts: the Quick Ask shortcut', () => {
     await waitFor(() => expect(field.value).toBe('Control+Alt+Space'));
     await fireEvent.input(field, { target: { value: 'Ctrl+Shift+Space' } });
     await fireEvent.change(field);
-    expect(await screen.findByTestId('quick-ask-error')).toHaveTextContent('This is already the push-to-talk shortcut.');
+    expect(await screen.findByTestId('quick-ask-error')).toHaveTextContent('These keys are already another Hermes shortcut');
     expect(ipc.shell.settings.quickAskShortcut).toBe('Control+Alt+Space');
+  });
+});
+
+describe('Settings → Shortcuts: the screen capture shortcut', () => {
+  it('is saved on its own, and refused when it is the Quick Ask keys', async () => {
+    const ipc = await renderApp();
+    ipc.app.openSettings('shortcuts');
+    const field = (await screen.findByTestId('capture-shortcut')) as HTMLInputElement;
+    await waitFor(() => expect(field.value).toBe('Control+Alt+KeyS'));
+    expect(field).toHaveAccessibleName('Screen capture shortcut');
+    await fireEvent.input(field, { target: { value: 'Alt+F7' } });
+    await fireEvent.change(field);
+    await waitFor(() => expect(ipc.shell.settings.captureShortcut).toBe('Alt+F7'));
+    expect(ipc.shell.settings.quickAskShortcut).toBe('Control+Alt+Space');
+    await fireEvent.input(field, { target: { value: 'Alt+Control+Space' } });
+    await fireEvent.change(field);
+    expect(await screen.findByTestId('capture-error')).toHaveTextContent('These keys are already another Hermes shortcut');
+    expect(ipc.shell.settings.captureShortcut).toBe('Alt+F7');
   });
 });
 

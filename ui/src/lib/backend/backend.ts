@@ -29,6 +29,9 @@ export interface BackendExtras {
   onConnectLink(handler: (link: DeepLinkConnect) => void): () => void;
   /** The shell asks the page to open a conversation (a notification or the tray was clicked). */
   onOpenConversation(handler: (open: OpenConversation) => void): () => void;
+  /** The capture shortcut was pressed while the Quick Ask panel is on screen (its page then asks
+   *  `quickTakeCapture`). */
+  onCaptureRequested(handler: () => void): () => void;
 }
 
 /** The UI's only door to the Rust shell: the generated commands plus {@link BackendExtras}. */

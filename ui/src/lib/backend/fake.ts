@@ -97,6 +97,7 @@ export class FakeShell {
     autostartOffered: false,
     trayHintShown: false,
     quickAskShortcut: 'Control+Alt+Space',
+    captureShortcut: 'Control+Alt+KeyS',
   } as AppSettings;
   /** The push-to-talk shortcut the Quick Ask one may not equal (the shell's voice settings). */
   pushToTalk = 'Control+Shift+Space';
@@ -108,6 +109,21 @@ export class FakeShell {
   /** What the system clipboard holds, as "Ask about the clipboard" reads it: an image (its size), or text (quoted
    *  up to 4,000 characters, a `.txt` file beyond, as the shell's `clipboard_offer`). */
   clipboard: { image: number } | { text: string } | null = null;
+  /** Screen capture: what the OS says of the app reading the screen (and answers when asked), and the windows on
+   *  screen. A capture is a PNG of `captureBytes` bytes in the temporary folder. */
+  captureAccess: 'granted' | 'denied' | 'unknown' = 'granted';
+  captureAccessAnswer: 'granted' | 'denied' | 'unknown' = 'granted';
+  captureWindows: { id: number; title: string; appName: string; width: number; height: number }[] = [];
+  captureBytes = 200_000;
+  /** A region capture under way: the rectangle the page drew is in `regionEnds`. */
+  regionEnds: ({ x: number; y: number; width: number; height: number } | null)[] = [];
+  /** The capture shortcut was pressed: the panel's next `quick_take_capture` answers true, once. */
+  capturePending = false;
+  private captured(what: string, stamp: string, width: number, height: number) {
+    const path = `/tmp/hermes/${what}-${stamp}.png`;
+    this.files.set(path, { info: { path, name: path.split('/').pop()!, size: this.captureBytes, mime: 'image/png' } });
+    return { path, width, height };
+  }
   /** Each connected profile's channel and the index of its next message (the Channel puts them in order). */
   private channels = new Map<string, { id: number; index: number }>();
   private lastProfile: string | null = null;
@@ -316,14 +332,42 @@ export class FakeShell {
         this.files.set(path, { info: { path, name: path.split('/').pop()!, size, mime: ext === 'png' ? 'image/png' : 'text/plain' } });
         return { kind: 'file', path };
       }
+      case 'quick_take_capture': {
+        const was = this.capturePending;
+        this.capturePending = false;
+        return was;
+      }
+      case 'capture_access':
+        return this.captureAccess;
+      case 'capture_access_request':
+        this.captureAccess = this.captureAccessAnswer;
+        return this.captureAccess;
+      case 'capture_windows':
+        return this.captureWindows.map((w) => ({ ...w }));
+      case 'capture_screen':
+      case 'capture_window':
+      case 'capture_region_begin':
+        return this.captured(cmd === 'capture_window' ? 'window' : 'screen', String(a.stamp), 1920, 1080);
+      case 'capture_region_show':
+        return null;
+      case 'capture_region_end': {
+        const r = a.rect as { x: number; y: number; width: number; height: number } | null;
+        this.regionEnds.push(r);
+        return r ? this.captured('region', String(a.stamp), r.width, r.height) : null;
+      }
+      case 'crop_image': {
+        const r = a.rect as { width: number; height: number };
+        const from = this.files.get(String(a.token))?.info.name ?? 'picture.png';
+        return this.captured(`${from.replace(/\.\w+$/, '')}-cut`, String(a.stamp), r.width, r.height);
+      }
       case 'app_settings':
         return { ...this.settings };
       case 'app_save_settings': {
         const s = a.settings as AppSettings;
         // the shell's checks (shortcuts.rs): the same keys in any spelling and order
         const keys = (v: string) => v.toLowerCase().replace(/ctrl/g, 'control').replace(/commandorcontrol/g, 'control').split('+').map((k) => k.trim()).sort().join('+');
-        if (s.quickAskShortcut && keys(s.quickAskShortcut) === keys(this.pushToTalk))
-          throw appError('shortcut_conflict', `"${s.quickAskShortcut}" is both the push-to-talk and the Quick Ask shortcut`);
+        const all = [this.pushToTalk, s.quickAskShortcut, s.captureShortcut].filter((k): k is string => !!k).map(keys);
+        if (new Set(all).size < all.length) throw appError('shortcut_conflict', 'two shortcuts are the same keys');
         const clamp = (n: number, max: number) => Math.min(Math.max(Math.round(n), 1), max);
         this.settings = {
           ...s,

@@ -64,6 +64,9 @@ export function tauriBackend(): Backend {
     onOpenConversation(handler) {
       return subscribe(() => here(events.openConversation).listen((e) => handler(e.payload)));
     },
+    onCaptureRequested(handler) {
+      return subscribe(() => here(events.captureRequested).listen(() => handler()));
+    },
     // The webview's own drag events only move the overlay: the dropped files arrive from the shell's drop handler
     // as tokens (`files-dropped`, src-tauri/src/grants.rs), the only names of them the shell's commands take.
     onFileDrop(handler: (ev: FileDropEvent) => void): () => void {
