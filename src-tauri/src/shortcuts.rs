@@ -95,25 +95,17 @@ pub fn apply(app: &AppHandle, keys: &Keys) -> AppResult<()> {
             first_error.get_or_insert(e);
         }
     }
-    if let Some(s) = quick_ask {
-        let pair = Keys { push_to_talk: keys.push_to_talk.clone(), quick_ask: Some(s.into()), capture: None };
-        let done = pair.check().and_then(|()| parse(s)).and_then(|sc| {
-            gs.on_shortcut(sc, |app, _sc, ev| {
+    // a key press that opens the panel: Quick Ask (checked against push-to-talk) and capture (against both)
+    let pair = Keys { push_to_talk: keys.push_to_talk.clone(), quick_ask: quick_ask.map(Into::into), capture: None };
+    type OnPress = fn(&AppHandle);
+    let pressed: [(Option<&str>, &Keys, OnPress); 2] =
+        [(quick_ask, &pair, crate::quick::toggle_soon), (keys.capture.as_deref(), keys, crate::quick::capture_soon)];
+    for (shortcut, against, on_press) in pressed {
+        let Some(s) = shortcut else { continue };
+        let done = against.check().and_then(|()| parse(s)).and_then(|sc| {
+            gs.on_shortcut(sc, move |app, _sc, ev| {
                 if ev.state() == ShortcutState::Pressed {
-                    crate::quick::toggle_soon(app);
-                }
-            })
-            .map_err(|e| unavailable(s, e))
-        });
-        if let Err(e) = done {
-            first_error.get_or_insert(e);
-        }
-    }
-    if let Some(s) = keys.capture.as_deref() {
-        let done = keys.check().and_then(|()| parse(s)).and_then(|sc| {
-            gs.on_shortcut(sc, |app, _sc, ev| {
-                if ev.state() == ShortcutState::Pressed {
-                    crate::quick::capture_soon(app);
+                    on_press(app);
                 }
             })
             .map_err(|e| unavailable(s, e))

@@ -606,6 +606,21 @@ fn bench_resident() {
     rt.block_on(server.shutdown());
 }
 
+/// The app on the reference agent, its main window interactive and its global shortcuts registered.
+fn app_with_shortcuts(
+    bin: &str,
+) -> (tokio::runtime::Runtime, hermes_devserver::Running, tempfile::TempDir, wd::Driver, wd::Session) {
+    let (rt, server, data) = agent_and_history();
+    std::fs::write(data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    let (driver, s) = open_app(data.path(), bin);
+    let t = Instant::now();
+    while !wd::app_log(data.path()).contains("global shortcuts registered") {
+        assert!(t.elapsed() < Duration::from_secs(20), "the shortcuts are registered");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (rt, server, data, driver, s)
+}
+
 /// Quick Ask (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=quick`): the global shortcut pressed (xdotool, as a
 /// keyboard) → the panel on screen holding the keyboard focus, polled on the X server every 2 ms. With the main window
 /// open: the first press (the panel built now, put on screen once its page has rendered) and presses after Esc (its
@@ -651,14 +666,7 @@ fn bench_quick() {
         std::thread::sleep(Duration::from_millis(700));
     };
     let bin = env!("CARGO_BIN_EXE_hermes-desktop");
-    let (rt, server, data) = agent_and_history();
-    std::fs::write(data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
-    let (driver, s) = open_app(data.path(), bin);
-    let t = Instant::now();
-    while !wd::app_log(data.path()).contains("global shortcuts registered") {
-        assert!(t.elapsed() < Duration::from_secs(20), "the shortcuts are registered");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let (rt, server, data, driver, s) = app_with_shortcuts(bin);
     std::thread::sleep(Duration::from_secs(3));
 
     let first = press("the first press");
@@ -716,6 +724,93 @@ fn bench_quick() {
         .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe));
     if let Some(w) = window {
         let _ = Command::new("kill").arg(w.to_string()).status();
+    }
+    drop(s);
+    drop(driver);
+    rt.block_on(server.shutdown());
+}
+
+/// Screen capture (`cargo xtask bench app`, or alone: `HERMES_BENCH_PART=capture`; run it on a 1920×1080 screen:
+/// `HERMES_XVFB_SCREEN=1920x1080x24`): the capture shortcut opens the Quick Ask panel on a region capture (the screen
+/// frozen and shown over the monitor); a 1200×800 rectangle is dragged with the pointer (xdotool). Measured: the
+/// button released → the picture attached in the composer (cut from the frozen screen, PNG, token, downscale check,
+/// its row drawn; polled over WebDriver), and Send → the whole file received by the agent (its log polled every 2 ms).
+/// Five runs.
+#[test]
+fn bench_capture() {
+    if !bench_part("capture") {
+        return;
+    }
+    let xdo = |args: &[&str]| {
+        let ok = Command::new("xdotool").args(args).status().is_ok_and(|s| s.success());
+        assert!(ok, "xdotool {args:?}");
+    };
+    let bin = env!("CARGO_BIN_EXE_hermes-desktop");
+    let (rt, server, _data, driver, s) = app_with_shortcuts(bin);
+    let (sw, sh) = wd::desk::x::screen_size();
+    let media = |log: &[hermes_devserver::LogEntry]| {
+        log.iter().filter(|e| matches!(e.item, hermes_devserver::LogItem::Media { .. })).count()
+    };
+    let mut runs = Vec::new();
+    for run in 0..5 {
+        xdo(&["key", "--clearmodifiers", "ctrl+alt+s"]);
+        // the panel's page, showing the frozen screen
+        let t = Instant::now();
+        loop {
+            let on_picker = s.handles().iter().any(|h| {
+                s.switch_to(h)
+                    && s.try_exec(
+                        "const i = document.querySelector('[data-testid=region-picker] img'); \
+                         return !!i && i.complete && i.naturalWidth > 0",
+                    )
+                    .is_ok_and(|v| v == serde_json::json!(true))
+            });
+            if on_picker {
+                break;
+            }
+            assert!(t.elapsed() < Duration::from_secs(20), "run {run}: the region picker never came");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        let (x0, y0) = ((sw - 1200) / 2, (sh - 800) / 2);
+        xdo(&["mousemove", &x0.to_string(), &y0.to_string()]);
+        xdo(&["mousedown", "1"]);
+        xdo(&["mousemove", &(x0 + 600).to_string(), &(y0 + 400).to_string()]);
+        xdo(&["mousemove", &(x0 + 1200).to_string(), &(y0 + 800).to_string()]);
+        std::thread::sleep(Duration::from_millis(100));
+        let before = media(&server.log());
+        let released = Instant::now();
+        xdo(&["mouseup", "1"]);
+        loop {
+            if s.try_exec("return !!document.querySelector('.composer .files .name')")
+                .is_ok_and(|v| v == serde_json::json!(true))
+            {
+                break;
+            }
+            assert!(released.elapsed() < Duration::from_secs(20), "run {run}: the capture never attached");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let attached = released.elapsed();
+        let sent = Instant::now();
+        s.exec("document.querySelector('.composer button.send').click()", serde_json::json!([]));
+        while media(&server.log()) == before {
+            assert!(sent.elapsed() < Duration::from_secs(20), "run {run}: the agent never got the picture");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let received = sent.elapsed();
+        let size = server.log().into_iter().rev().find_map(|e| match e.item {
+            hermes_devserver::LogItem::Media { size, .. } => Some(size),
+            _ => None,
+        });
+        runs.push((attached.as_millis(), received.as_millis(), size.unwrap_or(0)));
+        xdo(&["key", "--clearmodifiers", "Escape"]);
+        std::thread::sleep(Duration::from_millis(800));
+    }
+    for (i, (a, r, size)) in runs.iter().enumerate() {
+        eprintln!(
+            "BENCH capture run {i} on a {sw}×{sh} screen, a 1200×800 region: released → attached {a} ms; Send → received by the agent {r} ms; total {} ms ({size} bytes)",
+            a + r
+        );
     }
     drop(s);
     drop(driver);

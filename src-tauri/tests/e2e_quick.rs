@@ -297,6 +297,8 @@ fn send_attached(setup: &Setup, app: &Running, what: &str) {
     assert!(!name.starts_with("notice: "), "{name}\n{}", wd::app_log(setup.data.path()));
     assert!(name.starts_with(&format!("{what}-")) && name.ends_with(".png"), "{name}");
     app.s.wait("send enabled", 10, "return !document.querySelector('.composer button.send').disabled");
+    app.s.wait("its preview", 10, "const i = document.querySelector('[data-testid=attach-thumb]'); return !!i && i.complete && i.naturalWidth > 0");
+    shot(&format!("quick-capture-{what}-attached.png"));
     app.s.exec("document.querySelector('.composer button.send').click()", json!([]));
     app.s.wait("the composer empty again", 10, "return !document.querySelector('.composer .files')");
 }

@@ -332,9 +332,14 @@ fn headless(root: &Path, inner: &str, envs: &[(&str, &str)]) -> R {
         std::fs::create_dir_all(tmp.join(d)).map_err(|e| e.to_string())?;
     }
     let display = format!(":{}", 90 + std::process::id() % 400);
+    // the screen's size (a bench may ask for another: `HERMES_XVFB_SCREEN=1920x1080x24`)
+    let screen = std::env::var("HERMES_XVFB_SCREEN")
+        .ok()
+        .filter(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == 'x'))
+        .unwrap_or_else(|| "1280x800x24".into());
     let script = format!(
         "set -e
-Xvfb {display} -screen 0 1280x800x24 -nolisten tcp >/dev/null 2>&1 &
+Xvfb {display} -screen 0 {screen} -nolisten tcp >/dev/null 2>&1 &
 XVFB=$!
 trap 'kill $XVFB 2>/dev/null || true' EXIT
 for i in $(seq 1 50); do xdpyinfo -display {display} >/dev/null 2>&1 && break; sleep 0.1; done
