@@ -215,7 +215,10 @@ pub async fn capture_region_begin(
 ) -> AppResult<Captured> {
     let label = webview.label().to_string();
     let w = app.get_webview_window(&label).ok_or_else(|| AppError::not_found("the window"))?;
-    let restore = w.outer_position().ok().zip(w.inner_size().ok());
+    // a region capture left unfinished (its page reloaded): where the window was then is where it goes back to, not
+    // the whole monitor it covers now
+    let stale = capturing.frozen.lock()?.take().filter(|f| f.label == label).and_then(|f| f.restore);
+    let restore = stale.or_else(|| w.outer_position().ok().zip(w.inner_size().ok()));
     let hidden = hide_caller(&app, &label).await;
     let (x, y) = pointer(&app);
     let shot = match blocking(move || hermes_capture::screen_at(x, y)).await.and_then(|r| r.map_err(AppError::from)) {

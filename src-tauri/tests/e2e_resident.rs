@@ -70,8 +70,9 @@ fn e2e_resident_start_at_login_setting_writes_and_removes_the_autostart_entry() 
     app.s.screenshot(&wd::screens().join("resident-settings-general.png"));
     app.s.exec("document.querySelector('[data-testid=launch-at-login]').click()", json!([]));
     within(10, "the autostart entry removed", || !entry.exists());
-    let stored = std::fs::read_to_string(setup.data.path().join("app-settings.json")).unwrap();
-    assert!(stored.contains("\"launchAtLogin\": false"), "remembered off: {stored}");
+    // (the entry goes first, then the settings file is written: read it once it has been)
+    let stored = || std::fs::read_to_string(setup.data.path().join("app-settings.json")).unwrap_or_default();
+    within(10, "remembered off", || stored().contains("\"launchAtLogin\": false"));
 }
 
 #[test]
