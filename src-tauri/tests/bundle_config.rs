@@ -99,13 +99,21 @@ fn linux_packages_declare_their_runtime_libraries() {
     // src-tauri/src/fonts.rs) are ours to declare.
     // `cargo xtask test` checks the built .deb's Depends against the binary's NEEDED entries.
     let deb = strings(&linux["deb"]["depends"]);
-    for p in ["libasound2", "libdbus-1-3", "libfontconfig1"] {
+    // screen capture (xcap) links GBM, wayland-client and xcb
+    for p in ["libasound2", "libdbus-1-3", "libfontconfig1", "libgbm1", "libwayland-client0", "libxcb1"] {
         assert!(deb.contains(&p), "deb depends lacks {p}");
     }
     // RPM: soname capabilities, which every RPM distribution resolves (package names differ: Fedora alsa-lib,
     // openSUSE libasound2)
     let rpm = strings(&linux["rpm"]["depends"]);
-    for p in ["libasound.so.2()(64bit)", "libdbus-1.so.3()(64bit)", "libfontconfig.so.1()(64bit)"] {
+    for p in [
+        "libasound.so.2()(64bit)",
+        "libdbus-1.so.3()(64bit)",
+        "libfontconfig.so.1()(64bit)",
+        "libgbm.so.1()(64bit)",
+        "libwayland-client.so.0()(64bit)",
+        "libxcb.so.1()(64bit)",
+    ] {
         assert!(rpm.contains(&p), "rpm depends lacks {p}");
     }
     // agents write emoji (the spec's own clarify card: "✏️ Your own answer"); without a colour emoji font WebKitGTK

@@ -155,6 +155,10 @@ fn check_depends(deb: &Path, bin: &Path) -> R {
         ("libspeechd.so.2", "libspeechd2"),
         // src-tauri/src/fonts.rs asks fontconfig what CSS `system-ui` resolves to
         ("libfontconfig.so.1", "libfontconfig1"),
+        // screen capture (hermes-capture → xcap): GBM and wayland-client for its Wayland path, xcb for X11
+        ("libgbm.so.1", "libgbm1"),
+        ("libwayland-client.so.0", "libwayland-client0"),
+        ("libxcb.so.1", "libxcb1"),
     ];
     // Libraries that arrive with glibc or with the GTK/WebKitGTK packages the bundler always declares.
     let implied = [
