@@ -147,7 +147,40 @@ fn keep(tmp: &std::path::Path, what: &str, stamp: &str, image: &image::RgbaImage
     })
 }
 
-/// "Screen": the monitor under the pointer, the asking window hidden meanwhile.
+/// Captures only for the Quick Ask panel, whose buttons and shortcut are the only ways a capture starts: another
+/// window's page (the main window, an avatar page) asking is refused.
+fn from_panel(webview: &tauri::Webview) -> AppResult<()> {
+    if webview.label() == crate::quick::QUICK {
+        Ok(())
+    } else {
+        Err(AppError::new(ErrorCode::CaptureDenied, "only the Quick Ask panel captures the screen"))
+    }
+}
+
+/// `take` (blocking) with the asking panel hidden meanwhile, back where it was after; the picture kept as
+/// `<what>-<stamp>.png`.
+async fn take_hidden(
+    app: &AppHandle,
+    webview: &tauri::Webview,
+    tmp: std::path::PathBuf,
+    what: &'static str,
+    stamp: String,
+    take: impl FnOnce(i32, i32) -> hermes_capture::Result<image::RgbaImage> + Send + 'static,
+) -> AppResult<Captured> {
+    from_panel(webview)?;
+    let hidden = hide_caller(app, webview.label()).await;
+    let (x, y) = pointer(app);
+    let image = blocking(move || take(x, y)).await;
+    if let Some((w, at)) = &hidden {
+        show_again(app, w, *at);
+    }
+    let image = image??;
+    let done = blocking(move || keep(&tmp, what, &stamp, &image)).await??;
+    tracing::info!(width = done.width, height = done.height, "{what} captured");
+    Ok(done)
+}
+
+/// "Screen": the monitor under the pointer.
 #[tauri::command]
 #[specta::specta]
 pub async fn capture_screen(
@@ -156,23 +189,15 @@ pub async fn capture_screen(
     state: State<'_, AppState>,
     stamp: String,
 ) -> AppResult<Captured> {
-    let hidden = hide_caller(&app, webview.label()).await;
-    let (x, y) = pointer(&app);
-    let shot = blocking(move || hermes_capture::screen_at(x, y)).await;
-    if let Some((w, at)) = &hidden {
-        show_again(&app, w, *at);
-    }
-    let shot = shot??;
     let tmp = state.tmp_dir.clone();
-    let done = blocking(move || keep(&tmp, "screen", &stamp, &shot.image)).await??;
-    tracing::info!(width = done.width, height = done.height, "screen captured");
-    Ok(done)
+    take_hidden(&app, &webview, tmp, "screen", stamp, |x, y| hermes_capture::screen_at(x, y).map(|s| s.image)).await
 }
 
 /// The windows on screen that "Window" offers, front to back (none of this app's own).
 #[tauri::command]
 #[specta::specta]
-pub async fn capture_windows() -> AppResult<Vec<CaptureWindow>> {
+pub async fn capture_windows(webview: tauri::Webview) -> AppResult<Vec<CaptureWindow>> {
+    from_panel(&webview)?;
     let list = blocking(|| hermes_capture::windows(std::process::id())).await??;
     Ok(list
         .into_iter()
@@ -180,7 +205,7 @@ pub async fn capture_windows() -> AppResult<Vec<CaptureWindow>> {
         .collect())
 }
 
-/// "Window": the picked window's pixels, the asking window hidden meanwhile.
+/// "Window": the picked window's pixels.
 #[tauri::command]
 #[specta::specta]
 pub async fn capture_window(
@@ -190,16 +215,8 @@ pub async fn capture_window(
     id: u32,
     stamp: String,
 ) -> AppResult<Captured> {
-    let hidden = hide_caller(&app, webview.label()).await;
-    let image = blocking(move || hermes_capture::window_image(id)).await;
-    if let Some((w, at)) = &hidden {
-        show_again(&app, w, *at);
-    }
-    let image = image??;
     let tmp = state.tmp_dir.clone();
-    let done = blocking(move || keep(&tmp, "window", &stamp, &image)).await??;
-    tracing::info!(width = done.width, height = done.height, "window captured");
-    Ok(done)
+    take_hidden(&app, &webview, tmp, "window", stamp, move |_, _| hermes_capture::window_image(id)).await
 }
 
 /// "Region", first step: the monitor under the pointer, frozen; the page gets it (a fast PNG in the temporary folder)
@@ -213,6 +230,7 @@ pub async fn capture_region_begin(
     capturing: State<'_, Capturing>,
     stamp: String,
 ) -> AppResult<Captured> {
+    from_panel(&webview)?;
     let label = webview.label().to_string();
     let w = app.get_webview_window(&label).ok_or_else(|| AppError::not_found("the window"))?;
     // a region capture left unfinished (its page reloaded): where the window was then is where it goes back to, not

@@ -36,6 +36,11 @@ const pasted = await I.invoke('write_temp_file', {filename: 'run.bat', base64: b
 out.pasted_is_token = String(pasted).startsWith('hfile:') && !String(pasted).includes('/tmp/');
 out.open_pasted = await code(I.invoke('open_file', {token: pasted}));
 out.reveal_pasted = await code(I.invoke('reveal_file', {token: pasted}));
+// the screen: only the Quick Ask panel's page captures (its buttons and the shortcut), not this one
+out.capture_screen = await code(I.invoke('capture_screen', {stamp: 'x'}));
+out.capture_windows = await code(I.invoke('capture_windows'));
+out.capture_window = await code(I.invoke('capture_window', {id: 1, stamp: 'x'}));
+out.capture_region_begin = await code(I.invoke('capture_region_begin', {stamp: 'x'}));
 return out;
 })();
 "#;
@@ -85,6 +90,9 @@ fn e2e_grants_a_page_naming_a_path_is_refused_and_attaching_still_sends() {
         assert_eq!(got[call], json!("file_not_granted"), "{call}: {got}");
     }
     assert_eq!(got["pasted_is_token"], json!(true), "{got}");
+    for call in ["capture_screen", "capture_windows", "capture_window", "capture_region_begin"] {
+        assert_eq!(got[call], json!("capture_denied"), "{call}: {got}");
+    }
 
     // what the user attaches still goes: the file dialog's answer becomes a token, and the file arrives whole
     s.exec("document.querySelector('.composer .attach').click()", json!([]));

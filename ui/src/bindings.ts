@@ -533,7 +533,7 @@ async quickTakeCapture() : Promise<boolean> {
     return await TAURI_INVOKE("quick_take_capture");
 },
 /**
- * "Screen": the monitor under the pointer, the asking window hidden meanwhile.
+ * "Screen": the monitor under the pointer.
  */
 async captureScreen(stamp: string) : Promise<Result<Captured, AppError>> {
     try {
@@ -555,7 +555,7 @@ async captureWindows() : Promise<Result<CaptureWindow[], AppError>> {
 }
 },
 /**
- * "Window": the picked window's pixels, the asking window hidden meanwhile.
+ * "Window": the picked window's pixels.
  */
 async captureWindow(id: number, stamp: string) : Promise<Result<Captured, AppError>> {
     try {
