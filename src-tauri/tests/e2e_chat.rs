@@ -68,6 +68,35 @@ fn e2e_chat_send_and_search() {
         json!([]),
     );
     c.s.wait("conversation back", 10, "return !document.querySelector('.hits')");
+
+    // The seeds' languages through the search box: a Chinese word inside a run without spaces, Russian typed without
+    // ё. Each hit's marked text is the word as written in the message.
+    type_and_send(&c.s, "请帮我把报告转换成PDF格式");
+    body_has(&c.s, "You said: 请帮我把报告转换成PDF格式", 15);
+    type_and_send(&c.s, "Пришлите, пожалуйста, отчёт за май");
+    body_has(&c.s, "You said: Пришлите, пожалуйста, отчёт за май", 15);
+    for (query, marked) in [("报告", "报告"), ("отчет", "отчёт"), ("pdf", "PDF")] {
+        c.s.exec(
+            "const q = document.getElementById('global-search'); q.focus(); q.value = arguments[0]; q.dispatchEvent(new Event('input', {bubbles: true}));",
+            json!([query]),
+        );
+        c.s.wait(
+            &format!("hits for {query}"),
+            15,
+            &format!(
+                "const h = [...document.querySelectorAll('.hits .hit')]; return h.length >= 2 && h.every(e => [...e.querySelectorAll('mark')].some(m => m.textContent === {}))",
+                json!(marked)
+            ),
+        );
+        if query == "报告" {
+            c.s.screenshot(&c.shots.join("01c-search-chinese.png"));
+        }
+    }
+    c.s.exec(
+        "const q = document.getElementById('global-search'); q.value = ''; q.dispatchEvent(new Event('input', {bubbles: true}));",
+        json!([]),
+    );
+    c.s.wait("conversation back", 10, "return !document.querySelector('.hits')");
 }
 
 #[test]

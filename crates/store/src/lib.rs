@@ -22,6 +22,7 @@ mod paths;
 mod profiles;
 pub mod schema;
 mod search;
+pub mod tokenizer;
 mod types;
 mod unread;
 
@@ -83,6 +84,7 @@ impl Store {
     /// sees missing and retypes, and its frame most likely never left the machine either.
     pub fn open(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
+        tokenizer::install();
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
@@ -99,6 +101,7 @@ impl Store {
 
     /// A private in-memory database (tests, previews).
     pub fn open_in_memory() -> Result<Store> {
+        tokenizer::install();
         Self::init(Connection::open_in_memory()?, None)
     }
 
@@ -121,6 +124,8 @@ impl Store {
              PRAGMA journal_size_limit=16777216;",
         )?;
         conn.set_prepared_statement_cache_capacity(64);
+        // Already there through `install` unless this process opened SQLite before it; registering twice is harmless.
+        tokenizer::register(&conn)?;
         Self::migrate(&mut conn)?;
         Ok(Store { conn, path })
     }

@@ -205,8 +205,22 @@ ALTER TABLE profiles ADD COLUMN home_conversation_id TEXT REFERENCES conversatio
 ALTER TABLE profiles ADD COLUMN paired_at INTEGER;
 "#;
 
+/// Version 6: search in the users' own languages. The index is rebuilt with the `hermes` tokenizer
+/// ([`crate::tokenizer`]): Chinese and Japanese as bigrams, `ё` as `е`, full-width forms as ASCII. Same table, same
+/// external content; the triggers on `messages` name the table and keep working.
+const V6: &str = r#"
+DROP TABLE messages_fts;
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    text,
+    content = 'messages_final',
+    content_rowid = 'seq',
+    tokenize = 'hermes'
+);
+INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+"#;
+
 /// SQL of every migration, in order; index `i` upgrades version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
+pub const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5, V6];
 
 /// The schema version this build creates and understands.
 pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -214,5 +228,8 @@ pub const LATEST_VERSION: i64 = MIGRATIONS.len() as i64;
 /// The migrations `0..n` (all of them when `n >= MIGRATIONS.len()`), for tests that need to
 /// build a database at an earlier version.
 pub fn migrations_up_to(n: usize) -> Migrations<'static> {
+    // V6 names the search tokenizer: every connection these run on (rusqlite_migration's own `validate` opens one)
+    // must have it.
+    crate::tokenizer::install();
     Migrations::new(MIGRATIONS.iter().take(n).map(|sql| M::up(sql)).collect())
 }

@@ -618,6 +618,85 @@ fn search_ranks_filters_and_marks() {
     assert_eq!(s.search("cafe", &SearchOptions::default()).expect("fold").len(), 1);
 }
 
+/// The seeds' own languages: Chinese and Japanese without spaces, Russian with and without ё, English, and runs of
+/// scripts glued together. Each query lists the corpus lines it must find, and no others.
+#[test]
+fn search_finds_words_in_chinese_japanese_russian_and_mixed_runs() {
+    let s = store();
+    let (_, c) = setup_v3(&s);
+    let corpus = [
+        "请帮我把报告转换成PDF格式",            // 0 zh, Latin glued to Han
+        "明天的会议资料已经发到你的邮箱了",     // 1 zh
+        "会議の資料を明日までに送ってください", // 2 ja: kanji + kana
+        "カタカナのテストです",                 // 3 ja katakana
+        "Пришлите, пожалуйста, отчёт за май",   // 4 ru with ё
+        "Отчет готов, проверьте ЁЛКУ",          // 5 ru without ё, ё in capitals
+        "Мой номер в гостинице",                // 6 ru й
+        "Please send the report as a PDF",      // 7 en
+        "deploy到production环境",               // 8 mixed en/zh, no spaces
+        "ＦＵＬＬ-width ｶﾀｶﾅ text",             // 9 full-width Latin, half-width kana
+    ];
+    let ids: Vec<String> = corpus
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let m = msg(&c.id, Direction::Down, text, i as i64 + 1);
+            s.message_upsert(&m).expect("upsert");
+            m.id
+        })
+        .collect();
+    let find = |q: &str, prefix_last: bool| -> Vec<usize> {
+        let mut v: Vec<usize> = s
+            .search(q, &SearchOptions { prefix_last, ..Default::default() })
+            .unwrap_or_else(|e| panic!("{q}: {e}"))
+            .iter()
+            .map(|h| ids.iter().position(|id| *id == h.message_id).expect("known id"))
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    let cases: &[(&str, bool, &[usize])] = &[
+        ("报告", false, &[0]),
+        ("PDF", false, &[0, 7]),
+        ("pdf格式", false, &[0]),
+        ("报告转换", false, &[0]),
+        ("转换报告", false, &[]), // the characters, but not in that order
+        ("报", false, &[0]),      // one character finds its run
+        ("式", false, &[0]),      // the last character of a run too
+        ("报", true, &[0]),       // prefix of the bigram 报告
+        ("报告转", true, &[0]),   // a phrase whose last bigram is a prefix
+        ("资料", false, &[1]),    // simplified: not the Japanese 資料
+        ("資料", false, &[2]),
+        ("会議", false, &[2]),
+        ("送って", false, &[2]),
+        ("カタカナ", false, &[3, 9]),
+        ("отчет", false, &[4, 5]),
+        ("отчёт", false, &[4, 5]),
+        ("ОТЧЁТ", false, &[4, 5]),
+        ("елку", false, &[5]),
+        ("мой", false, &[6]),
+        ("мои", false, &[]), // й is not и
+        ("отч", true, &[4, 5]),
+        ("report", false, &[7]),
+        ("deploy", false, &[8]),
+        ("production", false, &[8]),
+        ("环境", false, &[8]),
+        ("full", false, &[9]),
+        ("width", false, &[9]),
+    ];
+    for &(q, prefix, want) in cases {
+        assert_eq!(find(q, prefix), want, "query {q:?} (prefix_last {prefix})");
+    }
+    // The snippet marks the match in the text as written.
+    let hit = &s.search("报告", &SearchOptions::default()).expect("search")[0];
+    assert_eq!(hit.snippet, "请帮我把[报告]转换成PDF格式");
+    let hit = &s.search("отчет", &SearchOptions { prefix_last: false, ..Default::default() }).expect("search");
+    assert!(hit.iter().any(|h| h.snippet.contains("[отчёт]")), "{hit:?}");
+    let hit = &s.search("PDF", &SearchOptions { prefix_last: false, ..Default::default() }).expect("search");
+    assert!(hit.iter().any(|h| h.snippet == "请帮我把报告转换成[PDF]格式"), "{hit:?}");
+    assert!(s.integrity_check().expect("check").is_empty());
+}
+
 #[test]
 fn search_input_never_breaks_fts_syntax() {
     let s = store();
