@@ -89,6 +89,10 @@ pub struct FileInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[specta(optional)]
     pub duration_ms: Option<u64>,
+    /// A WAV file's waveform preview: the loudness of equal slices, 0–255 relative to the loudest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[specta(optional)]
+    pub waveform: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, Serialize, Type)]

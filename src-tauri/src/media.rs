@@ -71,6 +71,23 @@ pub fn duration_ms(path: &Path) -> Option<u64> {
     wav_duration_ms(&head, len)
 }
 
+/// Bars in a voice note's waveform preview.
+pub const WAVEFORM_BARS: usize = 48;
+/// Larger WAV files get no preview: a voice note is a few MB at most, and nothing from the agent sets what we read.
+const WAVEFORM_MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The waveform preview of a WAV file ([`hermes_voice::wav::waveform`], [`WAVEFORM_BARS`] bars); `None` for anything
+/// else, a file over 16 MiB or one that does not decode.
+pub fn waveform(path: &Path) -> Option<Vec<u8>> {
+    let len = std::fs::metadata(path).ok()?.len();
+    if len > WAVEFORM_MAX_BYTES {
+        return None;
+    }
+    duration_ms(path)?;
+    let bytes = std::fs::read(path).ok()?;
+    hermes_voice::wav::waveform(&bytes, WAVEFORM_BARS).ok().filter(|w| !w.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -205,14 +205,30 @@ fn e2e_voice_capture() {
     std::thread::sleep(Duration::from_secs(1));
     let player = s.exec("return !!document.querySelector('.row.out .voice button.play')", json!([]));
     assert_eq!(player, json!(true), "the sent voice note lost its player");
-    // legible on the accent-coloured bubble: the slider's track is not drawn in the bubble's own colour
-    let colours = s.exec(
-        "const i = document.querySelector('.row.out .voice input[type=range]'); const b = i.closest('.bubble');
-         return [getComputedStyle(i).backgroundImage, getComputedStyle(b).backgroundColor]",
+    // It reads as a voice message with its real length (the frame's, to the second), not `voice-<stamp>.wav`, and
+    // shows its waveform: the loud middle of the clip (speech) has taller bars than its quiet start.
+    let label = format!("Voice message · 0:{:02}", dur.floor() as u64);
+    s.wait(
+        "the voice note's name and length",
+        10,
+        &format!("return [...document.querySelectorAll('.row.out .file-name')].some(e => e.textContent === {})", json!(label)),
+    );
+    let bars = s.exec(
+        "return [...document.querySelectorAll('.row.out .voice .bars span')].map(b => parseFloat(b.style.height))",
         json!([]),
     );
-    let (track, bubble) = (colours[0].as_str().unwrap_or(""), colours[1].as_str().unwrap_or("?"));
-    assert!(track.contains("gradient") && !track.contains(bubble), "track {track} on bubble {bubble}");
+    let bars: Vec<f64> = serde_json::from_value(bars).unwrap();
+    assert_eq!(bars.len(), 48, "{bars:?}");
+    let (lo, hi) = bars.iter().fold((f64::MAX, 0f64), |(lo, hi), &b| (lo.min(b), hi.max(b)));
+    assert!(hi > 90.0 && lo < 30.0, "speech and silence look different: {bars:?}");
+    // legible on the accent-coloured bubble: the bars are not drawn in the bubble's own colour
+    let colours = s.exec(
+        "const b = document.querySelector('.row.out .voice .bars span'); const bubble = b.closest('.bubble');
+         return [getComputedStyle(b).backgroundColor, getComputedStyle(bubble).backgroundColor]",
+        json!([]),
+    );
+    let (bar, bubble) = (colours[0].as_str().unwrap_or(""), colours[1].as_str().unwrap_or("?"));
+    assert!(!bar.is_empty() && bar != bubble, "bars {bar} on bubble {bubble}");
     s.screenshot(&wd::screens().join("voice-05-voice-note.png"));
 }
 

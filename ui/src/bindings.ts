@@ -1022,7 +1022,11 @@ export type FileInfo = { path: string; name: string; size: number; mime?: string
 /**
  * Playing time of a WAV file, read from its header (WebKitGTK may not report one for asset URLs).
  */
-durationMs?: number | null }
+durationMs?: number | null; 
+/**
+ * A WAV file's waveform preview: the loudness of equal slices, 0–255 relative to the loudest.
+ */
+waveform?: number[] | null }
 /**
  * What a received file really is, read from its bytes and extension (`hermes_client::filetype`), never from the
  * agent's label: "Open" only when `viewable`.

@@ -104,6 +104,26 @@ pub fn duration_secs(wav: &[u8]) -> Option<f64> {
     (rate > 0).then(|| f64::from(r.duration()) / f64::from(rate))
 }
 
+/// A voice note's waveform for drawing: the loudest sample of each of `buckets` equal slices of the clip (channels
+/// averaged), scaled so that the loudest slice is 255 — a quiet recording still shows its shape; silence (nothing
+/// above 1/50 of full scale) stays flat rather than amplified noise. A clip shorter than `buckets` samples repeats
+/// its samples; one with no samples is [`WavError`] like any unreadable clip.
+pub fn waveform(wav: &[u8], buckets: usize) -> Result<Vec<u8>, WavError> {
+    let (samples, _) = decode_mono(wav)?;
+    if buckets == 0 || samples.is_empty() {
+        return Ok(Vec::new());
+    }
+    let peaks: Vec<f32> = (0..buckets)
+        .map(|b| {
+            let (from, to) =
+                (b * samples.len() / buckets, ((b + 1) * samples.len() / buckets).max(b * samples.len() / buckets + 1));
+            samples[from.min(samples.len() - 1)..to.min(samples.len())].iter().fold(0f32, |m, x| m.max(x.abs()))
+        })
+        .collect();
+    let norm = peaks.iter().copied().fold(0.02f32, f32::max);
+    Ok(peaks.iter().map(|p| ((p / norm).min(1.0) * 255.0).round() as u8).collect())
+}
+
 /// Is this spec already the Hermes format?
 fn is_hermes(spec: &WavSpec) -> bool {
     spec.channels == 1
@@ -289,6 +309,24 @@ pub fn split_wav(wav: &[u8], max_bytes: usize) -> Result<Vec<Vec<u8>>, WavError>
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn waveform_follows_the_loudness_and_never_amplifies_silence() {
+        // 1 s at 16 kHz: quiet first half, loud second half, then a silent clip
+        let mut pcm: Vec<i16> = (0..8000).map(|i| if i % 2 == 0 { 1000 } else { -1000 }).collect();
+        pcm.extend((0..8000).map(|i| if i % 2 == 0 { 20000 } else { -20000 }));
+        let w = waveform(&encode_pcm16_mono_16k(&pcm), 10).unwrap();
+        assert_eq!(w.len(), 10);
+        assert!(w[..5].iter().all(|&v| v == 13), "{w:?}"); // 1000/20000 of the loudest
+        assert!(w[5..].iter().all(|&v| v == 255), "{w:?}");
+        let silent = waveform(&encode_pcm16_mono_16k(&[30; 16000]), 8).unwrap();
+        assert!(silent.iter().all(|&v| v <= 12), "{silent:?}"); // 30 of 32768: a flat stub, not full bars
+        // more buckets than samples, and nothing at all
+        assert_eq!(waveform(&encode_pcm16_mono_16k(&[100, -20000, 5]), 6).unwrap().len(), 6);
+        assert!(waveform(&encode_pcm16_mono_16k(&[]), 6).is_err(), "an empty clip has no picture");
+        assert!(waveform(b"not a wav", 6).is_err());
+    }
+
     use super::*;
     use hound::WavWriter;
 

@@ -179,6 +179,7 @@ fn file_info_of(grants: &Grants, token: String) -> AppResult<FileInfo> {
         size: meta.len(),
         mime: Some(hermes_client::files::mime_for_path(&g.path)),
         duration_ms: crate::media::duration_ms(&g.path),
+        waveform: crate::media::waveform(&g.path),
         path: token,
     })
 }

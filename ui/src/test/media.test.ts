@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fireEvent, screen, waitFor, within } from '@testing-library/svelte';
 import { chatLog, composer, ready, renderApp } from './helpers';
+import { isVoiceNote } from '../lib/util/media';
 
 const MiB = 1024 * 1024;
 
@@ -30,7 +31,7 @@ describe('media rendering per kind', () => {
     expect(audio.getAttribute('src')).toContain('note.ogg');
     await fireEvent.click(play);
     expect(audio.play).toHaveBeenCalled();
-    expect(screen.getByRole('slider', { name: 'Position in note.ogg' })).toBeInTheDocument();
+    expect(screen.getByRole('slider', { name: 'Position in Voice message' })).toBeInTheDocument();
   });
 
   it('a voice note shows its length from the WAV header when WebKit reports no duration', async () => {
@@ -43,6 +44,41 @@ describe('media rendering per kind', () => {
     ipc.emit({ event: 'media', id: 'v2', kind: 'voice', mime: 'audio/wav', filename: 'tone.wav', path: '/dl/tone.wav', size: 32044 });
     expect(await screen.findByText('1:01')).toBeInTheDocument();
     expect(ipc.calls.find((c) => c.cmd === 'file_info')?.args).toEqual({ token: '/dl/tone.wav' });
+  });
+
+  it('our own recording reads "Voice message · 0:03" with its waveform, not voice-<stamp>.wav', async () => {
+    const waveform = Array.from({ length: 48 }, (_, i) => (i * 5) % 256);
+    const ipc = await renderApp({
+      handlers: {
+        file_info: (a) => ({ path: a.token, name: 'voice-1796174446429.wav', size: 96_044, mime: 'audio/wav', durationMs: 3_000, waveform }),
+      },
+    });
+    await ready(ipc);
+    ipc.emit({ event: 'media', id: 'r1', kind: 'audio', mime: 'audio/wav', filename: 'voice-1796174446429.wav', path: '/data/media/voice-1796174446429.wav', size: 96_044 });
+    expect(await chatLog().findByText('Voice message · 0:03')).toBeInTheDocument();
+    expect(chatLog().queryByText('voice-1796174446429.wav')).toBeNull();
+    // the real name stays one hover away (and in Save as)
+    expect(chatLog().getByText('Voice message · 0:03')).toHaveAttribute('title', 'voice-1796174446429.wav');
+    expect(document.querySelector('.voice input')?.getAttribute('aria-label')).toBe('Position in Voice message · 0:03');
+    const bars = document.querySelectorAll('.voice .bars span');
+    expect(bars).toHaveLength(48);
+    expect((bars[0] as HTMLElement).style.height).toBe('12%'); // silence keeps a visible stub
+    expect((bars[40] as HTMLElement).style.height).toBe(`${(200 / 255) * 100}%`);
+    // nothing played yet: no bar marked played
+    expect(document.querySelectorAll('.voice .bars span.played')).toHaveLength(0);
+  });
+
+  it('an audio file the user attached keeps its name; the agent\'s voice kind is a voice message', async () => {
+    const ipc = await renderApp({
+      handlers: { file_info: (a) => ({ path: a.token, name: 'x', size: 1, mime: 'audio/wav', durationMs: 65_000 }) },
+    });
+    await ready(ipc);
+    ipc.emit({ event: 'media', id: 'a1', kind: 'audio', mime: 'audio/wav', filename: 'voice-memo-final.wav', path: '/dl/voice-memo-final.wav', size: 1000 });
+    ipc.emit({ event: 'media', id: 'a2', kind: 'voice', mime: 'audio/ogg', filename: 'reply.ogg', path: '/dl/reply.ogg', size: 1000 });
+    expect(await chatLog().findByText('voice-memo-final.wav')).toBeInTheDocument();
+    expect(await chatLog().findByText('Voice message · 1:05')).toBeInTheDocument();
+    // no waveform from the shell: the plain slider
+    expect(document.querySelector('.voice .bars')).toBeNull();
   });
 
   it('videos get a player, documents a file card with Open / Save as / Show in folder', async () => {
@@ -122,5 +158,18 @@ describe('sending files', () => {
     expect(await screen.findByText(/up to 8\.0 MB/)).toBeInTheDocument();
     await fireEvent.click(screen.getByRole('button', { name: 'Remove big.jpg' }));
     expect(screen.getByRole('button', { name: 'Send' })).not.toBeDisabled();
+  });
+});
+
+describe('isVoiceNote', () => {
+  it('knows our recorder\'s names and the agent\'s voice kind, nothing else', () => {
+    for (const name of ['voice-1796174446429.wav', 'voice-1796174446429-2.wav', 'voice-1796174446429 (1).wav', 'VOICE-1796174446429.WAV']) {
+      expect(isVoiceNote('audio', name), name).toBe(true);
+    }
+    for (const name of ['voice-1.wav', 'voice-memo.wav', 'voice-1796174446429.mp3', 'my voice-1796174446429.wav', 'voice-1796174446429.wav.exe']) {
+      expect(isVoiceNote('audio', name), name).toBe(false);
+    }
+    expect(isVoiceNote('document', 'voice-1796174446429.wav')).toBe(false);
+    expect(isVoiceNote('voice', 'anything.ogg')).toBe(true);
   });
 });

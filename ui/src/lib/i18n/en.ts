@@ -221,6 +221,8 @@ const en = {
   'media.doubleExt': 'The name ends in “.{outer}”, not “.{inner}”: it only looks like a .{inner} file.',
   'media.hiddenExt': 'The name hides part of itself (invisible characters or many spaces): check its real extension.',
   'media.enlarge': 'Enlarge {name}',
+  'media.voiceMessage': 'Voice message',
+  'media.voiceMessageTimed': 'Voice message · {duration}',
   'media.play': 'Play',
   'media.pause': 'Pause',
   'media.seek': 'Position in {name}',

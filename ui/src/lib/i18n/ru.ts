@@ -222,6 +222,8 @@ const ru: Catalog = {
   'media.doubleExt': 'Имя заканчивается на «.{outer}», а не «.{inner}»: файл только выглядит как .{inner}.',
   'media.hiddenExt': 'Имя скрывает часть себя (невидимые символы или много пробелов): проверьте настоящее расширение.',
   'media.enlarge': 'Увеличить {name}',
+  'media.voiceMessage': 'Голосовое сообщение',
+  'media.voiceMessageTimed': 'Голосовое сообщение · {duration}',
   'media.play': 'Воспроизвести',
   'media.pause': 'Пауза',
   'media.seek': 'Позиция в {name}',

@@ -222,6 +222,8 @@ const zh: Catalog = {
   'media.doubleExt': '文件名以“.{outer}”结尾，而不是“.{inner}”：它只是看起来像 .{inner} 文件。',
   'media.hiddenExt': '文件名隐藏了部分内容（不可见字符或大量空格）：请检查它的真实扩展名。',
   'media.enlarge': '放大 {name}',
+  'media.voiceMessage': '语音消息',
+  'media.voiceMessageTimed': '语音消息 · {duration}',
   'media.play': '播放',
   'media.pause': '暂停',
   'media.seek': '{name} 的播放位置',

@@ -39,6 +39,18 @@ export function kindFromMime(mime: string | undefined): MediaKind {
   return 'document';
 }
 
+/** The app's own recordings are named `voice-<ms since the epoch>[-<part>][ (<n>)].wav` (`hermes_voice::clip`). */
+const RECORDING_NAME = /^voice-\d{10,}(-\d+)?( \(\d+\))?\.wav$/i;
+
+/**
+ * A voice message rather than an audio file: the agent's `voice` kind, or one of our own recordings. It is shown as
+ * "Voice message · 0:03" instead of its file name.
+ */
+export function isVoiceNote(kind: string, filename: string): boolean {
+  const k = kind.toLowerCase();
+  return k === 'voice' || (k === 'audio' && RECORDING_NAME.test(filename));
+}
+
 /** How a received/sent attachment is displayed. */
 export type Display = 'image' | 'audio' | 'video' | 'file';
 
