@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use hermes_protocol::adapter::{Down, DownMedia, DownMessage, DownPrompt, PromptOption};
 use serde_json::json;
 use wd::app::*;
+use wd::keys::{ENTER, SHIFT, TAB};
 use wd::{Driver, Session};
 
 /// The app connected to a fresh agent with one profile ("Lab agent"), its composer on screen and no banner.
@@ -24,10 +25,15 @@ struct Chat {
 }
 
 fn open_chat() -> Chat {
+    open_chat_env(&[])
+}
+
+/// [`open_chat`] with extra environment variables for the app ([`Driver::start_env`]).
+fn open_chat_env(envs: &[(&str, &str)]) -> Chat {
     let shots = wd::screens();
     let agent = Agent::start(None);
     let (data, device) = data_with_profile("Lab agent", &agent.url(), TOKEN);
-    let driver = Driver::start(data.path());
+    let driver = Driver::start_env(data.path(), envs);
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     // connect: the profile opens, the engine reaches ready with the keychain token
     s.wait("composer", 20, "return !!document.getElementById('composer-input')");
@@ -384,4 +390,147 @@ fn xss_payloads(s: &Session) -> Vec<String> {
     let end = start + src[start..].find("\n];").unwrap() + 2;
     let v = s.exec(&format!("const C = 'window.__xss=1'; return {};", &src[start..end]), json!([]));
     serde_json::from_value(v).unwrap()
+}
+
+/// What has the keyboard focus: its role or tag, its accessible name (or text), and whether it is the composer.
+const FOCUSED: &str = "const e = document.activeElement; if (!e || e === document.body) return 'body';
+     return (e.getAttribute('role') || e.tagName.toLowerCase()) + ': ' +
+       (e.getAttribute('aria-label') || e.getAttribute('title') || e.innerText || e.id || '').trim().slice(0, 60)";
+
+/// Presses Tab (or Shift+Tab) until `script` is true of the focused element, at most `max` times; returns the focus
+/// path walked (for the failure message, and to read the order).
+fn tab_to(s: &Session, back: bool, max: usize, what: &str, script: &str) -> Vec<String> {
+    let mut path = Vec::new();
+    for _ in 0..max {
+        s.press(if back { &[SHIFT] } else { &[] }, &[TAB]);
+        path.push(s.exec(FOCUSED, json!([])).as_str().unwrap_or_default().to_string());
+        if s.exec(&format!("const e = document.activeElement; return !!e && ({script})"), json!([])) == json!(true) {
+            return path;
+        }
+    }
+    panic!("{what}: not reached in {max} presses of {}Tab; focus went {path:#?}", if back { "Shift+" } else { "" });
+}
+
+/// Keyboard only (WCAG 2.1.1): send a message, approve a card, attach a file and open the settings with real key
+/// presses (WebDriver input actions: trusted events, focus moved by the browser) and not one pointer event.
+#[test]
+fn e2e_chat_keyboard_only_send_approve_attach_settings() {
+    if !enabled() {
+        return;
+    }
+    let files = tempfile::tempdir().unwrap();
+    let notes = files.path().join("keyboard-notes.txt");
+    std::fs::write(&notes, "typed without a mouse\n").unwrap();
+    let c = open_chat_env(&[("HERMES_E2E_PICK_FILES", notes.to_str().unwrap())]);
+    c.s.exec(
+        "window.__pointer = [];
+         for (const t of ['pointerdown', 'pointerup', 'mousedown', 'mouseup', 'wheel', 'touchstart'])
+           window.addEventListener(t, (e) => window.__pointer.push(t + ' on ' + (e.target && e.target.tagName)), true);",
+        json!([]),
+    );
+    // The composer has the focus when a conversation opens.
+    c.s.wait(
+        "the composer focused",
+        5,
+        "return document.activeElement && document.activeElement.id === 'composer-input'",
+    );
+
+    // 1. send
+    c.s.type_keys("hello by keyboard");
+    c.s.press(&[], &[ENTER]);
+    body_has(&c.s, "You said: hello by keyboard", 15);
+
+    // 2. a card: from the composer, Shift+Tab goes back into the conversation and reaches the card's buttons
+    c.s.type_keys("/approve");
+    c.s.press(&[], &[ENTER]);
+    c.s.wait(
+        "card",
+        15,
+        "return [...document.querySelectorAll('article.card button')].some(b => b.innerText.includes('Allow once'))",
+    );
+    let path = tab_to(
+        &c.s,
+        true,
+        12,
+        "the card's Allow once",
+        "e.closest('article.card') && e.innerText.includes('Allow once')",
+    );
+    eprintln!("focus path composer → card: {path:?}");
+    c.s.screenshot(&c.shots.join("30-keyboard-card-focused.png"));
+    c.s.press(&[], &[ENTER]);
+    c.s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");
+    until("the agent got the card's answer", || {
+        c.agent.s().log().iter().any(|e| matches!(e.item, hermes_devserver::LogItem::PromptAnswer { .. }))
+    });
+
+    // 3. attach: forward to the composer's attach button, Enter opens the (answered) file dialog
+    let path = tab_to(&c.s, false, 25, "the attach button", "e.matches('.composer .attach')");
+    eprintln!("focus path card → attach: {path:?}");
+    c.s.press(&[], &[ENTER]);
+    c.s.wait("file staged", 15, "return document.querySelector('.composer').innerText.includes('keyboard-notes.txt')");
+    tab_to(&c.s, false, 6, "the composer", "e.id === 'composer-input'");
+    c.s.press(&[], &[ENTER]);
+    body_has(&c.s, "Got keyboard-notes.txt", 20);
+
+    // 4. the settings: Ctrl+, opens them with the focus inside; Escape closes them and gives the focus back
+    c.s.press(&[wd::keys::CONTROL], &[","]);
+    c.s.wait("settings open", 10, "return !!document.querySelector('[role=dialog], dialog[open]')");
+    c.s.wait(
+        "the focus inside the settings",
+        5,
+        "const d = document.querySelector('[role=dialog], dialog[open]'); return !!d && d.contains(document.activeElement)",
+    );
+    c.s.screenshot(&c.shots.join("31-keyboard-settings.png"));
+    c.s.press(&[], &[wd::keys::ESCAPE]);
+    c.s.wait("settings closed", 10, "return !document.querySelector('[role=dialog], dialog[open]')");
+
+    let pointer = c.s.exec("return window.__pointer", json!([]));
+    assert_eq!(pointer, json!([]), "pointer events during a keyboard-only session");
+}
+
+/// What a screen reader reads (Orca's view, over AT-SPI, with the accessibility bridge on): the composer is an
+/// editable text field named after the agent, and the last reply's text is in the tree.
+#[test]
+fn e2e_chat_accessibility_tree_over_atspi() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat_env(&[("NO_AT_BRIDGE", "")]);
+    type_and_send(&c.s, "read me aloud please");
+    body_has(&c.s, "You said: read me aloud please", 15);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/atspi_tree.py");
+    let t = Instant::now();
+    let (nodes, last_err) = loop {
+        // the system's Python: pyatspi is a Debian package (python3-pyatspi), not in a pyenv or venv one
+        let out = std::process::Command::new("/usr/bin/python3").arg(&script).arg("hermes").output().expect("python3");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let nodes: Vec<serde_json::Value> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+        let has_reply =
+            nodes.iter().any(|n| n["text"].as_str().unwrap_or("").contains("You said: read me aloud please"));
+        if out.status.success() && has_reply {
+            break (nodes, String::new());
+        }
+        if t.elapsed() > Duration::from_secs(20) {
+            break (
+                nodes,
+                format!("{}\n{}", text.chars().take(3000).collect::<String>(), String::from_utf8_lossy(&out.stderr)),
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    let composer = nodes.iter().find(|n| n["name"].as_str().unwrap_or("").starts_with("Message to Lab agent"));
+    let composer =
+        composer.unwrap_or_else(|| panic!("no composer in the AT-SPI tree ({} objects):\n{last_err}", nodes.len()));
+    let states: Vec<&str> = composer["states"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+    let role = composer["role"].as_str().unwrap_or("");
+    assert!(states.contains(&"editable") && states.contains(&"focusable"), "composer states {states:?}");
+    assert!(matches!(role, "entry" | "text" | "terminal" | "paragraph" | "section"), "composer role {role}");
+    let reply = nodes.iter().find(|n| n["text"].as_str().unwrap_or("").contains("You said: read me aloud please"));
+    assert!(reply.is_some(), "the last reply is not in the AT-SPI tree:\n{last_err}");
+    eprintln!(
+        "AT-SPI: composer is a{} {role:?} named {:?}, {} objects read",
+        if role.starts_with(['a', 'e']) { "n" } else { "" },
+        composer["name"],
+        nodes.len()
+    );
 }

@@ -211,7 +211,10 @@ fn e2e_voice_capture() {
     s.wait(
         "the voice note's name and length",
         10,
-        &format!("return [...document.querySelectorAll('.row.out .file-name')].some(e => e.textContent === {})", json!(label)),
+        &format!(
+            "return [...document.querySelectorAll('.row.out .file-name')].some(e => e.textContent === {})",
+            json!(label)
+        ),
     );
     let bars = s.exec(
         "return [...document.querySelectorAll('.row.out .voice .bars span')].map(b => parseFloat(b.style.height))",

@@ -64,6 +64,9 @@ const APT_APP_TEST: &[&str] = &[
     "dbus",
     "dbus-x11",
     "at-spi2-core",
+    // the accessibility test reads the app's tree as a screen reader does: GTK's AT-SPI bridge and pyatspi
+    "libatk-adaptor",
+    "python3-pyatspi",
     "gnome-keyring",
     "libsecret-tools",
     // a CJK font, so that the Chinese UI in the e2e screenshots shows glyphs, not boxes

@@ -104,7 +104,8 @@ impl Driver {
         Driver::start_env(data_dir, &[])
     }
 
-    /// As [`Driver::start`], with extra environment variables for the app (e.g. no Secret Service).
+    /// As [`Driver::start`], with extra environment variables for the app (e.g. no Secret Service); an empty value
+    /// removes the variable instead (`("NO_AT_BRIDGE", "")`: the accessibility bridge on).
     pub fn start_env(data_dir: &Path, envs: &[(&str, &str)]) -> Driver {
         let port = free_port();
         // Each app gets its own XDG folders under its data folder, so WebKit's storage (the UI's saved language and
@@ -116,7 +117,11 @@ impl Driver {
             std::fs::create_dir_all(&d).unwrap();
             d
         };
-        let child = Command::new("WebKitWebDriver")
+        let mut cmd = Command::new("WebKitWebDriver");
+        for (k, _) in envs.iter().filter(|(_, v)| v.is_empty()) {
+            cmd.env_remove(k);
+        }
+        let child = cmd
             .env("XDG_DATA_HOME", xdg("xdg-data"))
             .env("XDG_CACHE_HOME", xdg("xdg-cache"))
             .env("XDG_CONFIG_HOME", xdg("xdg-config"))
@@ -124,7 +129,7 @@ impl Driver {
             .env("LANGUAGE", "en")
             .env_remove("LC_ALL")
             .env_remove("LC_MESSAGES")
-            .envs(envs.iter().copied())
+            .envs(envs.iter().filter(|(_, v)| !v.is_empty()).copied())
             .arg(format!("--port={port}"))
             .env("TAURI_WEBVIEW_AUTOMATION", "true")
             .env("HERMES_DATA_DIR", data_dir)
@@ -235,7 +240,97 @@ impl Session {
         }
     }
 
+    /// Real key presses through WebDriver's input actions (the browser's own keyboard events, trusted, moving focus
+    /// like a person's Tab would): each item of `keys` is pressed and released in turn, while the `mods` are held.
+    /// Keys are characters or WebDriver's codes ([`keys`]).
+    pub fn press(&self, mods: &[&str], keys: &[&str]) {
+        let mut actions = Vec::new();
+        for m in mods {
+            actions.push(json!({"type": "keyDown", "value": m}));
+        }
+        for k in keys {
+            actions.push(json!({"type": "keyDown", "value": k}));
+            actions.push(json!({"type": "keyUp", "value": k}));
+        }
+        for m in mods.iter().rev() {
+            actions.push(json!({"type": "keyUp", "value": m}));
+        }
+        call(
+            &self.base,
+            "POST",
+            &self.p("/actions"),
+            Some(json!({"actions": [{"type": "key", "id": "keyboard", "actions": actions}]})),
+        )
+        .unwrap_or_else(|e| panic!("key actions failed: {e}"));
+    }
+
+    /// Types `text` key by key ([`Session::press`]).
+    pub fn type_keys(&self, text: &str) {
+        let chars: Vec<String> = text.chars().map(String::from).collect();
+        self.press(&[], &chars.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+
+    /// Runs an asynchronous script (its last argument is the callback that ends it).
+    pub fn exec_async(&self, script: &str, args: Value) -> Value {
+        call(&self.base, "POST", &self.p("/execute/async"), Some(json!({"script": script, "args": args})))
+            .unwrap_or_else(|e| panic!("async script failed: {e}\n{script}"))
+    }
+
+    /// axe-core (the kept npm package, from `ui/node_modules`) over the page as it is now, WCAG 2.0–2.2 A and AA
+    /// rules: the violations of serious or critical impact, each as "rule: help — selectors". The page gets axe's
+    /// script once.
+    pub fn axe_violations(&self) -> Vec<String> {
+        let loaded = self.exec("return typeof window.axe === 'object'", json!([]));
+        if loaded != json!(true) {
+            let src = std::fs::read_to_string(
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/node_modules/axe-core/axe.min.js"),
+            )
+            .expect("ui/node_modules/axe-core (npm ci in ui/)");
+            self.exec(&format!("{src}\n;return true"), json!([]));
+        }
+        let found = self.exec_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+                                 resultTypes: ['violations'] })
+               .then(r => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+                 .map(v => `${v.id} (${v.impact}): ${v.help} — ` + v.nodes.slice(0, 6).map(n => n.target.join(' ') + (n.failureSummary ? ' [' + n.failureSummary.replace(/\\s+/g, ' ').slice(0, 220) + ']' : '')).join('; '))))
+               .catch(e => done(['axe failed: ' + e]));",
+            json!([]),
+        );
+        serde_json::from_value(found).unwrap_or_else(|e| vec![format!("axe answered oddly: {e}")])
+    }
+
+    /// Fails the test when axe finds serious or critical violations on this screen ([`Session::axe_violations`]).
+    /// Every screenshot runs it (`HERMES_E2E_AXE=0` turns that off while debugging something else).
+    pub fn assert_accessible(&self, screen: &str) {
+        let v = self.axe_violations();
+        assert!(v.is_empty(), "axe-core on {screen}: {} serious/critical violation(s):\n{}", v.len(), v.join("\n"));
+    }
+
     pub fn screenshot(&self, path: &Path) {
+        self.screenshot_only(path);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match std::env::var("HERMES_E2E_AXE").as_deref() {
+            Ok("0") => {}
+            // a survey of the whole suite: every screen's findings appended to e2e-screens/axe-report.txt
+            Ok("report") => {
+                let v = self.axe_violations();
+                if !v.is_empty() {
+                    use std::io::Write as _;
+                    let mut f = std::fs::OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(screens().join("axe-report.txt"))
+                        .unwrap();
+                    let _ = writeln!(f, "== {name}\n{}", v.join("\n"));
+                }
+            }
+            _ => self.assert_accessible(&name),
+        }
+    }
+
+    /// A screenshot without the accessibility check (a screen caught mid-transition on purpose).
+    pub fn screenshot_only(&self, path: &Path) {
         use base64::Engine as _;
         // What the tests waited for is in the DOM, not yet necessarily on screen: with software GL a frame can take a
         // few hundred milliseconds, and the snapshot then showed an older frame ("Loading…" in place of a connected
@@ -276,6 +371,16 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = call(&self.base, "DELETE", &format!("/session/{}", self.id), None);
     }
+}
+
+/// WebDriver's codes for the keys that are not characters.
+pub mod keys {
+    pub const TAB: &str = "\u{E004}";
+    pub const ENTER: &str = "\u{E007}";
+    pub const SHIFT: &str = "\u{E008}";
+    pub const CONTROL: &str = "\u{E009}";
+    pub const ESCAPE: &str = "\u{E00C}";
+    pub const SPACE: &str = "\u{E00D}";
 }
 
 /// Where the end-to-end tests save their screenshots: `$CARGO_TARGET_DIR/e2e-screens/`.

@@ -99,7 +99,7 @@ export function chatLog() {
 }
 
 export function composer(): HTMLTextAreaElement {
-  return screen.getByLabelText('Message') as HTMLTextAreaElement;
+  return screen.getByLabelText(/^Message to /) as HTMLTextAreaElement;
 }
 
 /** A final stored message as the shell's `history` returns it (`createdAt`: an ISO time, or ms since the epoch). */

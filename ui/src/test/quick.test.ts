@@ -60,7 +60,7 @@ describe('the Quick Ask panel', () => {
     const q = await renderQuick();
     await ready(q);
     await waitFor(() => expect(q.app.selection).not.toBeNull());
-    const input = (await screen.findByLabelText('Message')) as HTMLTextAreaElement;
+    const input = (await screen.findByLabelText(/^Message to /)) as HTMLTextAreaElement;
     const button = screen.getByTestId('quick-clipboard');
     expect(button).toHaveAccessibleName('Clipboard');
     expect(button.title).toBe('Ask about the clipboard: its picture or text goes into the message');
@@ -118,7 +118,7 @@ describe('Quick Ask: look at my screen', () => {
     const q = await renderQuick();
     await ready(q);
     await waitFor(() => expect(q.app.selection).not.toBeNull());
-    await screen.findByLabelText('Message');
+    await screen.findByLabelText(/^Message to /);
     return q;
   }
   const captures = (q: { calls: { cmd: string }[] }) => q.calls.filter((c) => c.cmd.startsWith('capture_') && c.cmd !== 'capture_access');
@@ -135,7 +135,7 @@ describe('Quick Ask: look at my screen', () => {
     expect(down.args.token).toMatch(/screen-.*\.png$/);
     expect(down.args.maxBytes).toBe(8 * 1024 * 1024);
     // sent to the agent picked in the panel, as a file
-    await fireEvent.keyDown(screen.getByLabelText('Message'), { key: 'Enter' });
+    await fireEvent.keyDown(screen.getByLabelText(/^Message to /), { key: 'Enter' });
     await waitFor(() => expect(q.commands('file')).toHaveLength(1));
   });
 
@@ -235,8 +235,8 @@ describe('Quick Ask: look at my screen', () => {
     await fireEvent.change(screen.getByTestId('quick-agent'), { target: { value: 'p2' } });
     await waitFor(() => expect(q.app.selection?.profileId).toBe('p2'));
     await waitFor(() => expect(screen.queryByRole('list', { name: 'Files to send' })).toBeNull());
-    await fireEvent.input(screen.getByLabelText('Message'), { target: { value: 'hi' } });
-    await fireEvent.keyDown(screen.getByLabelText('Message'), { key: 'Enter' });
+    await fireEvent.input(screen.getByLabelText(/^Message to /), { target: { value: 'hi' } });
+    await fireEvent.keyDown(screen.getByLabelText(/^Message to /), { key: 'Enter' });
     await waitFor(() => expect(q.calls.filter((c) => c.cmd === 'send_command')).toHaveLength(1));
     expect(q.commands('file')).toEqual([]);
   });

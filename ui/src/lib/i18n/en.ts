@@ -36,6 +36,9 @@ const en = {
   'sidebar.hide': 'Hide sidebar',
   'sidebar.show': 'Show sidebar',
 
+  'a11y.card': '{agent} asks: {text}',
+  'a11y.cardCommand': 'Command: {command}',
+  'a11y.connection': '{agent}: {status}',
   'status.online': 'Online',
   'status.connecting': 'Connecting…',
   'status.offline': 'Offline',
@@ -171,7 +174,7 @@ const en = {
   'msg.retryOf': 'Sent again',
   'msg.retryOfTitle': 'A new attempt of a message the agent refused',
 
-  'composer.label': 'Message',
+  'composer.label': 'Message to {name}',
   'composer.placeholder': 'Message {name}…',
   'composer.hint': 'Enter to send · Shift+Enter for a new line',
   'composer.send': 'Send',

@@ -37,6 +37,9 @@ const ru: Catalog = {
   'sidebar.hide': 'Скрыть боковую панель',
   'sidebar.show': 'Показать боковую панель',
 
+  'a11y.card': '{agent} спрашивает: {text}',
+  'a11y.cardCommand': 'Команда: {command}',
+  'a11y.connection': '{agent}: {status}',
   'status.online': 'В сети',
   'status.connecting': 'Подключение…',
   'status.offline': 'Не в сети',
@@ -172,7 +175,7 @@ const ru: Catalog = {
   'msg.retryOf': 'Отправлено снова',
   'msg.retryOfTitle': 'Новая попытка сообщения, которое агент отклонил',
 
-  'composer.label': 'Сообщение',
+  'composer.label': 'Сообщение для {name}',
   'composer.placeholder': 'Сообщение для {name}…',
   'composer.hint': 'Enter — отправить · Shift+Enter — новая строка',
   'composer.send': 'Отправить',

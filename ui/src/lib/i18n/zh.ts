@@ -37,6 +37,9 @@ const zh: Catalog = {
   'sidebar.hide': '隐藏侧栏',
   'sidebar.show': '显示侧栏',
 
+  'a11y.card': '{agent} 询问：{text}',
+  'a11y.cardCommand': '命令：{command}',
+  'a11y.connection': '{agent}：{status}',
   'status.online': '在线',
   'status.connecting': '正在连接…',
   'status.offline': '离线',
@@ -172,7 +175,7 @@ const zh: Catalog = {
   'msg.retryOf': '重新发送',
   'msg.retryOfTitle': '智能体拒绝过的消息的新一次尝试',
 
-  'composer.label': '消息',
+  'composer.label': '给 {name} 的消息',
   'composer.placeholder': '给 {name} 发消息…',
   'composer.hint': 'Enter 发送 · Shift+Enter 换行',
   'composer.send': '发送',

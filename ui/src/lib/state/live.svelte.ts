@@ -38,6 +38,8 @@ export class LiveSession extends ConversationsSession {
   pairingNeeded = $state(false);
   /** Text for the polite live region: set once per final reply, never per edit. */
   announcement = $state('');
+  /** The newest card, for the screen reader's assertive region: a card needs an answer now (its command read out). */
+  cardAnnouncement = $state<{ text: string; command?: string | null } | null>(null);
 
   private pending = new Map<string, EventOf<'message'>>();
   /** Ids the shell is sending push-to-talk clips under (`voice_stop`, {@link ProfileSession.voiceRoute}) → the events
@@ -293,6 +295,7 @@ export class LiveSession extends ConversationsSession {
       createdAt: Date.now(),
       answering: null,
     });
+    this.cardAnnouncement = { text: ev.text, command: ev.command };
     this.hooks.onIncoming?.('card', ev.text);
     this.hooks.onCard?.(ev.text);
   }
