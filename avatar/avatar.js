@@ -1,10 +1,13 @@
 /*
  * Hermes default avatar — implements the contract of spec A-26:
  *
- *   window.hermesAvatar.setState(state)        'idle' | 'thinking' | 'speaking' | 'listening' (unknown → 'idle')
+ *   window.hermesAvatar.setState(state)        'idle' | 'thinking' | 'speaking' | 'listening' | 'waiting' | 'error' |
+ *                                              'tool' (unknown → 'idle')
  *   window.hermesAvatar.speak(text)            show a line of the agent in a speech bubble, move the mouth
  *   window.hermesAvatar.setVolume(level)       microphone level while recording, 0..1
  *   window.hermesAvatar.setSpeechLevel(level)  optional: envelope of the agent's voice, 0..1, for lip-sync
+ *   window.hermesAvatar.setLook(name)          optional: colour theme, 'lilac' | 'mint' | 'sunset' | 'ocean' |
+ *                                              'graphite' (unknown → 'lilac'); also `?look=NAME` in the page URL
  *
  * The API object exists as soon as this file has run (it is loaded synchronously in <head>); calls made before the
  * document is parsed are remembered and applied on DOMContentLoaded. Text from the agent is hostile: it is only
@@ -13,7 +16,20 @@
 (function () {
   'use strict';
 
-  var STATES = ['idle', 'thinking', 'speaking', 'listening'];
+  var STATES = ['idle', 'thinking', 'speaking', 'listening', 'waiting', 'error', 'tool'];
+  // States in which setVolume() shows the listening look: nothing is going on, or a card waits for the user's answer
+  // (which the user may be giving by voice). The others are the agent's own business and stay as the app set them.
+  var MIC_STATES = ['idle', 'waiting'];
+  // States in which a line being said (speak()) shows the speaking look until it has been "said": the agent is
+  // between things (idle), busy (thinking, tool) or has asked something (waiting). Not 'error': a worried face that
+  // breaks into the cheerful talking pose would contradict the message.
+  var TALK_STATES = ['idle', 'thinking', 'waiting', 'tool'];
+  // Poses that come to rest after REST_MS (see wake()): the ones that can last for minutes or hours with nothing
+  // happening — idle, a card nobody answers, a connection that stays lost. Thinking, tool, speaking and listening
+  // are short-lived and have something moving on purpose.
+  var RESTFUL_POSES = ['idle', 'waiting', 'error'];
+  // Colour themes (avatar.css: [data-look="…"]); the first is the default.
+  var LOOKS = ['lilac', 'mint', 'sunset', 'ocean', 'graphite'];
   var MIC_FRESH_MS = 1200; // setVolume() calls this recent mean "the user is talking"
   var SPEECH_FRESH_MS = 300; // setSpeechLevel() calls this recent drive the mouth instead of the procedural one
   // Longer lines are cut (with an ellipsis, at a word when one is near): the bubble is not a transcript. It stays up
@@ -30,6 +46,7 @@
     text: '',
     textSeq: 0,
     talkUntil: 0,
+    look: 'lilac',
   };
 
   var dom = null; // set by init()
@@ -51,6 +68,12 @@
     return STATES.indexOf(s) >= 0 ? s : 'idle';
   }
 
+  function normaliseLook(value) {
+    if (typeof value !== 'string') return LOOKS[0];
+    var s = value.trim().toLowerCase();
+    return LOOKS.indexOf(s) >= 0 ? s : LOOKS[0];
+  }
+
   function micFresh(t) {
     return t - model.micAt < MIC_FRESH_MS;
   }
@@ -59,12 +82,12 @@
     return model.state === 'speaking' || t < model.talkUntil;
   }
 
-  /* The visual pose: the app's state, refined by what is going on (setVolume while idle looks like listening,
-     speak() while idle or thinking looks like speaking until the line has been "said"). */
+  /* The visual pose: the app's state, refined by what is going on (setVolume while idle or waiting looks like
+     listening, speak() while idle, thinking, waiting or tool looks like speaking until the line has been "said"). */
   function currentPose(t) {
     var s = model.state;
-    if (s === 'idle' && micFresh(t)) return 'listening';
-    if ((s === 'idle' || s === 'thinking') && t < model.talkUntil) return 'speaking';
+    if (MIC_STATES.indexOf(s) >= 0 && micFresh(t)) return 'listening';
+    if (TALK_STATES.indexOf(s) >= 0 && t < model.talkUntil) return 'speaking';
     return s;
   }
 
@@ -115,7 +138,18 @@
       model.speechAt = now();
       if (dom) applyPose();
     },
+    setLook: function (name) {
+      model.look = normaliseLook(name);
+      applyLook();
+      if (dom) applyPose(); // a call like any other: wakes a resting avatar, so the new colours are seen breathing
+    },
   };
+
+  // The look can also come with the page (`avatar.html?look=mint`); a setLook() call wins over it. It is read now,
+  // while <head> is parsed, and put on <html> at once: the stylesheet colours the page from that attribute too, so
+  // even a paint before DOMContentLoaded is in the right colours.
+  model.look = normaliseLook(queryParam('look'));
+  applyLook();
 
   try {
     Object.freeze(api);
@@ -129,10 +163,24 @@
 
   var poseTimer = 0;
 
+  /* data-look on <html> (available from the first script on: the first paint) and on the root (the observable one,
+     set in init()); avatar.css defines each look's palette on whichever element carries the attribute. */
+  function applyLook() {
+    try {
+      var html = document.documentElement;
+      if (html && html.getAttribute('data-look') !== model.look) html.setAttribute('data-look', model.look);
+      if (dom && dom.root.getAttribute('data-look') !== model.look) dom.root.setAttribute('data-look', model.look);
+    } catch (e) {
+      // no document element (cannot happen in a page; keeps the contract that no method throws)
+    }
+  }
+
   // After REST_MS in the idle pose with nothing happening, the looping idle animations (breathing, the hat, the
   // wings) pause where they are: each frame of them is a repaint, and a page repainting 60 times a second costs
   // a core or more where WebKit composites in software (measured: 1.5 cores idle). Blinks and glances go on;
-  // any call wakes the avatar. `?rest=MS` changes the delay (100 ms .. 10 min).
+  // any call wakes the avatar. The waiting and error poses rest the same way (their glow pulse and card sway hold
+  // still too): an unanswered card or a lost connection can last for hours. `?rest=MS` changes the delay
+  // (100 ms .. 10 min).
   var REST_MS = 30000;
   // The idle timers' pace (blinks, glances): 1; `?pace=0.01` runs them 100 times faster (the page's tests).
   var PACE = 1;
@@ -141,9 +189,9 @@
   function wake(pose) {
     clearTimeout(restTimer);
     dom.root.classList.remove('resting');
-    if (pose === 'idle') {
+    if (RESTFUL_POSES.indexOf(pose) >= 0) {
       restTimer = setTimeout(function () {
-        if (dom.root.getAttribute('data-pose') === 'idle') dom.root.classList.add('resting');
+        if (RESTFUL_POSES.indexOf(dom.root.getAttribute('data-pose')) >= 0) dom.root.classList.add('resting');
       }, REST_MS);
     }
   }
@@ -245,6 +293,29 @@
       tg.smile = 5;
       tg.glow = 0.14 + 0.4 * m.open;
       tg.glowScale = 0.9 + 0.08 * m.open;
+    } else if (pose === 'waiting') {
+      // an expectant little smile; the golden glow's gentle pulse is a CSS animation of the circle inside the
+      // glow (avatar.css), so this loop can stop while a card waits, perhaps for a long time
+      tg.open = 0.08;
+      tg.width = 7;
+      tg.smile = 4;
+      tg.glow = 0.62;
+      tg.glowScale = 0.95;
+    } else if (pose === 'error') {
+      // a small frown (a negative smile bends the lips down), a steady muted glow: worried, not alarming
+      tg.open = 0;
+      tg.width = 6.5;
+      tg.smile = -3.4;
+      tg.glow = 0.4;
+      tg.glowScale = 0.92;
+    } else if (pose === 'tool') {
+      // concentrating: a short straight mouth pulled to one side, a faint steady glow
+      tg.open = 0;
+      tg.width = 5.5;
+      tg.smile = 0.6;
+      tg.shift = -3;
+      tg.glow = 0.22;
+      tg.glowScale = 0.9;
     }
     return tg;
   }
@@ -628,6 +699,7 @@
     }
 
     // apply whatever arrived before the document was ready
+    applyLook();
     root.style.setProperty('--level', String(Math.round(model.micLevel * 1000) / 1000));
     applyPose();
     if (model.text) renderBubble();

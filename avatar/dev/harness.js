@@ -1,6 +1,7 @@
 // Dev harness for avatar.html: embeds it in same-origin iframes and drives window.hermesAvatar the way the app
 // does. Serve the avatar/ folder over http (python3 -m http.server -b 127.0.0.1) and open dev/harness.html.
-//   ?shot=1&w=400&h=500&state=thinking&theme=dark&text=...&level=0.6&motion=reduce&mic=1&envelope=1
+//   ?shot=1&w=400&h=500&state=thinking&theme=dark&look=mint&text=...&level=0.6&motion=reduce&mic=1&envelope=1
+// (look= is handed to the page as its own ?look=, the way an app would load it; the selector calls setLook()).
 'use strict';
 (function () {
   var q = new URLSearchParams(location.search);
@@ -8,6 +9,8 @@
   var themeParam = q.get('theme'); // dark | light | absent: follow the system
   var dark = themeParam ? themeParam === 'dark' : window.matchMedia('(prefers-color-scheme: dark)').matches;
   var reduce = q.get('motion') === 'reduce';
+  var look = q.get('look');
+  if (look) document.querySelector('[data-action=look]').value = look;
   document.querySelector('[data-action=dark]').checked = dark;
   document.querySelector('[data-action=reduce]').checked = reduce;
   var frames = [];
@@ -22,6 +25,7 @@
     var p = [];
     if (themeParam) p.push('theme=' + (dark ? 'dark' : 'light'));
     if (reduce) p.push('motion=reduce');
+    if (look) p.push('look=' + encodeURIComponent(look));
     return '../avatar.html?' + p.join('&');
   }
 
@@ -89,7 +93,10 @@
       function () { mic(false); setState('idle'); },
       function () { setState('listening'); mic(true); },
       function () { mic(false); setState('thinking'); },
+      function () { setState('tool'); },
       function () { setState('speaking'); speak('Sure! I moved the meeting to Thursday at 3 pm and told Alex.'); },
+      function () { setState('waiting'); },
+      function () { setState('error'); },
       function () { setState('idle'); },
     ];
     var i = 0;
@@ -134,6 +141,10 @@
   document.querySelector('.toolbar').addEventListener('change', function (e) {
     var act = e.target.dataset.action;
     if (act === 'envelope') envelope(e.target.checked);
+    if (act === 'look') {
+      look = e.target.value;
+      each(function (a) { a.setLook(look); });
+    }
     if (act === 'dark' || act === 'reduce') {
       if (act === 'dark') { dark = e.target.checked; themeParam = dark ? 'dark' : 'light'; }
       else reduce = e.target.checked;

@@ -13,7 +13,11 @@ const JS = readFileSync(join(DIR, 'avatar.js'), 'utf8');
 // the code without its comments, for the static checks
 const JS_CODE = JS.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:])\/\/.*$/gm, '$1');
 const CSS = readFileSync(join(DIR, 'avatar.css'), 'utf8');
+const CSS_CODE = CSS.replace(/\/\*[\s\S]*?\*\//g, '');
 const SCRIPT_TAG = '<script src="avatar.js"></script>';
+const CSS_TAG = '<link rel="stylesheet" href="avatar.css">';
+const STATES = ['idle', 'thinking', 'speaking', 'listening', 'waiting', 'error', 'tool'];
+const LOOKS = ['lilac', 'mint', 'sunset', 'ocean', 'graphite'];
 
 const HOSTILE =
   'He said "hi" \\ \'quoted\' \\" </script><img src=x onerror=window.__xss=1>\n' +
@@ -27,6 +31,7 @@ afterEach(() => {
 /**
  * Load the page. `early` is script text run right after avatar.js, before the body is parsed.
  * `reducedMotion`: emulate the prefers-reduced-motion media query (jsdom has no matchMedia of its own).
+ * `css`: inline avatar.css in place of its <link> (jsdom loads no stylesheets), for getComputedStyle.
  */
 async function load(opts) {
   const page = loadSync(opts);
@@ -42,10 +47,14 @@ function loadSync({
   url = 'http://localhost/avatar.html',
   userAgent = null,
   host = undefined,
+  css = false,
 } = {}) {
   expect(HTML.split(SCRIPT_TAG).length).toBe(2);
+  expect(HTML.split(CSS_TAG).length).toBe(2);
   const inline = `<script>${JS}</script>` + (early ? `<script>${early}</script>` : '');
-  const dom = new JSDOM(HTML.replace(SCRIPT_TAG, inline), {
+  let html = HTML.replace(SCRIPT_TAG, () => inline);
+  if (css) html = html.replace(CSS_TAG, () => `<style>${CSS}</style>`);
+  const dom = new JSDOM(html, {
     url,
     runScripts: 'dangerously',
     pretendToBeVisual: true,
@@ -95,14 +104,14 @@ describe('API', () => {
     const { window } = await load({
       early: `window.__early = {
         type: typeof window.hermesAvatar,
-        fns: ['setState','speak','setVolume','setSpeechLevel'].map(k => typeof window.hermesAvatar[k]),
+        fns: ['setState','speak','setVolume','setSpeechLevel','setLook'].map(k => typeof window.hermesAvatar[k]),
         readyState: document.readyState,
         rootParsed: !!document.getElementById('hermes-avatar'),
       };`,
     });
     expect(window.__early).toEqual({
       type: 'object',
-      fns: ['function', 'function', 'function', 'function'],
+      fns: ['function', 'function', 'function', 'function', 'function'],
       readyState: 'loading',
       rootParsed: false,
     });
@@ -113,6 +122,12 @@ describe('API', () => {
     window.eval('try { window.hermesAvatar = { setState() {} } } catch (e) {}');
     expect(window.hermesAvatar).toBe(api);
     expect(Object.isFrozen(api)).toBe(true);
+    expect(Object.keys(api).sort()).toEqual(['setLook', 'setSpeechLevel', 'setState', 'setVolume', 'speak']);
+    window.eval('try { window.hermesAvatar.setLook = function () {} } catch (e) {}');
+    window.eval('try { delete window.hermesAvatar.setLook } catch (e) {}');
+    expect(typeof api.setLook).toBe('function');
+    api.setLook('mint'); // still the page's own
+    expect(window.document.documentElement.getAttribute('data-look')).toBe('mint');
   });
 
   it('does not throw on any argument type', async () => {
@@ -122,12 +137,30 @@ describe('API', () => {
       expect(() => api.setVolume(v)).not.toThrow();
       expect(() => api.setSpeechLevel(v)).not.toThrow();
       expect(() => api.speak(v)).not.toThrow();
+      expect(() => api.setLook(v)).not.toThrow();
     }
+  });
+
+  it('does not throw on hostile arguments either (throwing objects, huge strings, markup)', async () => {
+    const { api, root, window } = await load();
+    const trap = new Proxy({}, { get() { throw new Error('trap'); } });
+    const evil = { toString() { throw new Error('toString'); }, valueOf() { throw new Error('valueOf'); } };
+    const huge = 'mint '.repeat(200000);
+    const hostile = [trap, evil, huge, '</script><script>window.__xss=1</script>', HOSTILE, '\u0000', -0, 1e308, [1, 2], new Date(0)];
+    for (const v of hostile) {
+      for (const m of ['setState', 'speak', 'setVolume', 'setSpeechLevel', 'setLook']) {
+        expect(() => api[m](v), `${m}(${typeof v})`).not.toThrow();
+      }
+    }
+    await sleep(30);
+    expect(window.__xss).toBeUndefined();
+    expect(root.getAttribute('data-look')).toBe('lilac');
+    expect(STATES).toContain(root.getAttribute('data-state'));
   });
 });
 
 describe('setState', () => {
-  it.each(['idle', 'thinking', 'speaking', 'listening'])('puts the root in state %s', async (state) => {
+  it.each(STATES)('puts the root in state %s', async (state) => {
     const { api, root } = await load();
     api.setState('thinking');
     api.setState(state);
@@ -486,5 +519,304 @@ describe('CSP readiness (default-src self; script-src self; style-src self)', ()
   it('the script uses no HTML parsing or eval', async () => {
     expect(JS_CODE).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function|setAttribute\(['"]style/);
     expect(JS_CODE).not.toMatch(/setTimeout\(\s*['"]/);
+  });
+});
+
+// the y of the first control point of the mouth's upper lip: below the corners (> 152) for a smile, above for a frown
+const mouthCurve = (document) => Number(document.querySelector('.mouth').getAttribute('d').match(/-?\d+(?:\.\d+)?/g)[3]);
+
+describe('states: waiting, error, tool', () => {
+  it.each([['waiting'], ['error'], ['tool']])('%s: is its own state and pose, and ends when the app says idle', async (state) => {
+    const { api, root } = await load();
+    api.setState(state);
+    expect(root.getAttribute('data-state')).toBe(state);
+    expect(root.getAttribute('data-pose')).toBe(state);
+    api.setState('idle');
+    expect(root.getAttribute('data-pose')).toBe('idle');
+  });
+
+  it.each([['  Waiting '], ['ERROR'], ['\tTool\n']])('accepts %j (trimmed, lower-cased)', async (name) => {
+    const { api, root } = await load();
+    api.setState(name);
+    expect(root.getAttribute('data-state')).toBe(name.trim().toLowerCase());
+  });
+
+  it.each([['wait'], ['errors'], ['tools'], ['tool running'], ['warning'], ['busy']])('near misses like %j are idle', async (name) => {
+    const { api, root } = await load();
+    api.setState('tool');
+    api.setState(name);
+    expect(root.getAttribute('data-state')).toBe('idle');
+  });
+
+  it('waiting: setVolume gives the listening look (the user may answer by voice), and the card comes back', async () => {
+    const { api, root } = await load();
+    api.setState('waiting');
+    api.setVolume(0.5);
+    expect(root.getAttribute('data-state')).toBe('waiting');
+    expect(root.getAttribute('data-pose')).toBe('listening');
+    await sleep(1400); // the level stops arriving
+    expect(root.getAttribute('data-pose')).toBe('waiting');
+  });
+
+  it.each([['error'], ['tool'], ['thinking']])('%s: setVolume does not change the look (the agent is busy or in trouble)', async (state) => {
+    const { api, root } = await load();
+    api.setState(state);
+    api.setVolume(0.8);
+    expect(root.getAttribute('data-pose')).toBe(state);
+  });
+
+  it.each([['waiting'], ['tool']])('%s: a line being said shows the speaking look, then the state again', async (state) => {
+    const { api, root } = await load();
+    api.setState(state);
+    api.speak('Hi!'); // "said" in 0.9 s
+    expect(root.getAttribute('data-state')).toBe(state);
+    expect(root.getAttribute('data-pose')).toBe('speaking');
+    await sleep(1100);
+    expect(root.getAttribute('data-pose')).toBe(state);
+    expect(root.classList.contains('has-bubble')).toBe(true); // the line stays up for its reading time
+  });
+
+  it('error: a line is shown in the bubble but the worried face stays (no cheerful talking pose)', async () => {
+    const { api, root, document } = await load();
+    api.setState('error');
+    api.speak('I lost the connection to the agent.');
+    expect(root.getAttribute('data-pose')).toBe('error');
+    expect(document.querySelector('.bubble-text').textContent).toBe('I lost the connection to the agent.');
+    expect(root.classList.contains('has-bubble')).toBe(true);
+  });
+
+  it('setState moves between any two states directly (the last call wins)', async () => {
+    const { api, root } = await load();
+    for (const [from, to] of [['waiting', 'error'], ['error', 'tool'], ['tool', 'waiting'], ['waiting', 'speaking']]) {
+      api.setState(from);
+      api.setState(to);
+      expect(root.getAttribute('data-pose')).toBe(to);
+    }
+  });
+
+  it('the mouth: a smile while waiting, a frown in error, a short line pulled aside at work', async () => {
+    const { api, document } = await load();
+    api.setState('waiting');
+    await sleep(700);
+    expect(mouthCurve(document)).toBeGreaterThan(153);
+    api.setState('error');
+    await sleep(700);
+    expect(mouthCurve(document)).toBeLessThan(151);
+    expect(mouthOpen(document)).toBeLessThan(0.02);
+    api.setState('tool');
+    await sleep(900);
+    const d = document.querySelector('.mouth').getAttribute('d');
+    const xs = d.match(/-?\d+(?:\.\d+)?/g).map(Number);
+    expect((xs[0] + xs[6]) / 2).toBeLessThan(99); // the corners' middle is left of the face's centre (x = 100)
+  });
+
+  it('the glow settles to a steady level and the frame loop stops: the waiting pulse and the gears are CSS', async () => {
+    for (const state of ['waiting', 'error', 'tool']) {
+      const { api, window, document } = await load();
+      api.setState(state);
+      await sleep(1500);
+      const glow = Number(document.querySelector('.glow-wrap').style.opacity);
+      expect(glow, state).toBeGreaterThan(0.15);
+      const settled = window.__frames;
+      await sleep(300);
+      expect(window.__frames, state).toBe(settled);
+    }
+    expect(CSS).toMatch(/\.avatar\[data-pose="waiting"\] \{ --glow: var\(--glow-wait\); \}/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="error"\] \{ --glow: var\(--glow-error\); \}/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="tool"\] \{ --glow: var\(--glow-tool\); \}/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="waiting"\] \.glow \{ animation: av-pulse/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="tool"\] \.gear-big \{ animation: av-spin /);
+  });
+
+  it('has the props of each pose in the page: the card, the gears, the drop of sweat', async () => {
+    const { document } = await load();
+    expect(document.querySelector('.arm-r .card .card-face')).not.toBeNull(); // the card rides with the paw
+    expect(document.querySelectorAll('.gears .gear').length).toBe(2);
+    expect(document.querySelector('.face .sweat')).not.toBeNull();
+    expect(CSS).toMatch(/\.avatar\[data-pose="waiting"\] \.card \{ opacity: 1;/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="tool"\] \.gears \{ opacity: 1; \}/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="error"\] \.sweat \{ opacity: 0\.9; \}/);
+    expect(CSS).toMatch(/\.avatar\[data-pose="error"\] \.wing \{ --lift: -\d+deg;/); // droopy wings
+  });
+
+  it('waiting and error rest after a while like idle (their loops hold still); tool does not', async () => {
+    const { api, root } = await load({ url: 'http://localhost/avatar.html?rest=300' });
+    api.setState('waiting');
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(true);
+    api.setState('error'); // any call wakes
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(true);
+    api.setState('tool');
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(false);
+    // the waiting pose's own loops are paused by the same rule as the idle ones
+    expect(CSS).toMatch(/\.avatar\.resting \.breath,[^{]*\.avatar\.resting \.glow,[^{]*\.avatar\.resting \.card-sway,[^{]*\{\s*animation-play-state: paused;/);
+  });
+
+  it('waiting rests also after a listening spell, but not while the level is still arriving', async () => {
+    const { api, root } = await load({ url: 'http://localhost/avatar.html?rest=300' });
+    api.setState('waiting');
+    api.setVolume(0.3);
+    await sleep(450);
+    expect(root.getAttribute('data-pose')).toBe('listening');
+    expect(root.classList.contains('resting')).toBe(false);
+    await sleep(1100); // the listening look ends at 1.2 s; rests 0.3 s later
+    expect(root.getAttribute('data-pose')).toBe('waiting');
+    await sleep(350);
+    expect(root.classList.contains('resting')).toBe(true);
+  });
+
+  describe('with reduced motion', () => {
+    it.each([['waiting'], ['error'], ['tool']])('%s: the pose shows, static (the mouth holds still, no frames run)', async (state) => {
+      const { api, root, window, document } = await load({ reducedMotion: true });
+      api.setState(state);
+      expect(root.classList.contains('reduced-motion')).toBe(true);
+      expect(root.getAttribute('data-pose')).toBe(state);
+      await sleep(100);
+      const d = document.querySelector('.mouth').getAttribute('d'); // jumps to the pose: no tweening
+      await sleep(1200); // the glow still fades in (opacity), then the loop ends
+      expect(document.querySelector('.mouth').getAttribute('d')).toBe(d);
+      const frames = window.__frames;
+      await sleep(300);
+      expect(document.querySelector('.mouth').getAttribute('d')).toBe(d);
+      expect(window.__frames).toBe(frames);
+    });
+
+    it('the loops of the new poses are keyframe animations that the reduced-motion rules switch off, over static poses', () => {
+      // every animation of the new poses is on a descendant of .avatar, which `.avatar.reduced-motion *` and the
+      // media query set to `animation: none !important` (checked in 'reduced motion' above)
+      for (const name of ['av-pulse', 'av-card', 'av-spin', 'av-spin-back', 'av-work-l', 'av-work-r']) {
+        expect(CSS).toMatch(new RegExp(`@keyframes ${name} \\{`));
+        const uses = CSS_CODE.match(new RegExp(`[^}]*\\{[^}]*animation: ${name} [^}]*\\}`, 'g')) || [];
+        expect(uses.length, name).toBeGreaterThan(0);
+        for (const rule of uses) expect(rule.trim(), name).toMatch(/^\.avatar\[data-pose="(waiting|tool)"\] \./);
+      }
+      // the busy paws have a static transform to fall back to
+      expect(CSS).toMatch(/\.avatar\[data-pose="tool"\] \.arm-l \{\s*transform: translate/);
+      expect(CSS).toMatch(/\.avatar\[data-pose="tool"\] \.arm-r \{\s*transform: translate/);
+    });
+  });
+});
+
+describe('setLook', () => {
+  const lk = (window, el, name = '--lk-body') => window.getComputedStyle(el).getPropertyValue(name).trim();
+
+  it('starts as lilac, on the root and on <html>', async () => {
+    const { root, document } = await load();
+    expect(root.getAttribute('data-look')).toBe('lilac');
+    expect(document.documentElement.getAttribute('data-look')).toBe('lilac');
+  });
+
+  it.each(LOOKS)('sets data-look=%s and its palette (custom properties the SVG paints with)', async (look) => {
+    const { api, root, window, document } = await load({ css: true });
+    const lilac = { body: lk(window, root), gold: lk(window, root, '--lk-gold'), dark: lk(window, root, '--lk-body-dk') };
+    expect(lilac.body).toBe('#9686f7'); // today's colours
+    api.setLook(look);
+    expect(root.getAttribute('data-look')).toBe(look);
+    expect(document.documentElement.getAttribute('data-look')).toBe(look);
+    const mine = { body: lk(window, root), gold: lk(window, root, '--lk-gold'), dark: lk(window, root, '--lk-body-dk') };
+    for (const v of Object.values(mine)) expect(v).toMatch(/^#[0-9a-f]{6}$/);
+    if (look === 'lilac') expect(mine).toEqual(lilac);
+    else {
+      expect(mine.body).not.toBe(lilac.body);
+      expect(mine.dark).not.toBe(lilac.dark);
+    }
+  });
+
+  it('every look defines the whole palette, for light and dark', () => {
+    const block = (sel) => CSS.slice(CSS.indexOf(sel)).split('}')[0];
+    const names = [...block(':root,\n[data-look="lilac"] {').matchAll(/(--lk-[a-z-]+):/g)].map((m) => m[1]);
+    expect(names).toContain('--lk-body');
+    expect(names).toContain('--lk-body-dk');
+    for (const look of LOOKS.slice(1)) {
+      const mine = [...block(`[data-look="${look}"] {`).matchAll(/(--lk-[a-z-]+):/g)].map((m) => m[1]);
+      expect(mine, look).toEqual(names);
+    }
+    // the paints read the look through the theme's variables, and the dark theme picks the look's dark set
+    expect(CSS).toMatch(/\.avatar \{[^}]*--body: var\(--lk-body\);/);
+    expect(CSS).toMatch(/\.avatar\[data-theme="dark"\] \{[^}]*--body: var\(--lk-body-dk\);/);
+    expect(CSS).toMatch(/\.avatar:not\(\[data-theme="light"\]\) \{[^}]*--body: var\(--lk-body-dk\);/);
+    expect(CSS).toMatch(/\.c-body \{ stop-color: var\(--body\); \}/);
+  });
+
+  it('accepts case and whitespace variants', async () => {
+    const { api, root } = await load();
+    api.setLook('  Ocean\n');
+    expect(root.getAttribute('data-look')).toBe('ocean');
+  });
+
+  it.each([
+    ['neon'], [''], [' '], [null], [undefined], [42], [NaN], [{}], [[]], [['mint']], [{ toString: () => 'mint' }],
+    ['__proto__'], ['constructor'], ['toString'], ['mint; color: red'], ['</script><b>x</b>'], ['mint'.repeat(50000)],
+  ])('falls back to lilac for %j', async (bad) => {
+    const { api, root, document } = await load();
+    api.setLook('sunset');
+    expect(() => api.setLook(bad)).not.toThrow();
+    expect(root.getAttribute('data-look')).toBe('lilac');
+    expect(document.documentElement.getAttribute('data-look')).toBe('lilac');
+  });
+
+  it('does not change the state or pose', async () => {
+    const { api, root } = await load();
+    api.setState('tool');
+    api.setLook('mint');
+    expect(root.getAttribute('data-state')).toBe('tool');
+    expect(root.getAttribute('data-pose')).toBe('tool');
+  });
+
+  it('wakes a resting avatar, like any call', async () => {
+    const { api, root } = await load({ url: 'http://localhost/avatar.html?rest=300' });
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(true);
+    api.setLook('graphite');
+    expect(root.classList.contains('resting')).toBe(false);
+  });
+
+  it('takes ?look= from the page URL, on <html> before the body is parsed (the first paint)', async () => {
+    const { root, window, document } = await load({
+      url: 'http://localhost/avatar.html?look=mint',
+      css: true,
+      early: `window.__early = document.documentElement.getAttribute('data-look') + ' ' + document.readyState;`,
+    });
+    expect(window.__early).toBe('mint loading');
+    expect(root.getAttribute('data-look')).toBe('mint');
+    expect(lk(window, root)).toBe('#5ccba4');
+    expect(lk(window, document.documentElement)).toBe('#5ccba4'); // the palette is on <html> from the start
+  });
+
+  it.each([
+    ['?look=OCEAN', 'ocean'],
+    ['?theme=dark&look=graphite', 'graphite'],
+    ['?look=', 'lilac'],
+    ['?look=nope', 'lilac'],
+    ['?look=%3C%2Fscript%3E', 'lilac'],
+    ['?look=mint&look=sunset', 'mint'],
+  ])('%s → %s', async (query, expected) => {
+    const { root } = await load({ url: `http://localhost/avatar.html${query}` });
+    expect(root.getAttribute('data-look')).toBe(expected);
+  });
+
+  it('a setLook() call wins over the query, before and after the page is parsed', async () => {
+    const before = await load({ url: 'http://localhost/avatar.html?look=mint', early: `hermesAvatar.setLook('sunset');` });
+    expect(before.root.getAttribute('data-look')).toBe('sunset');
+    const after = await load({ url: 'http://localhost/avatar.html?look=mint' });
+    after.api.setLook('ocean');
+    expect(after.root.getAttribute('data-look')).toBe('ocean');
+    after.api.setLook('nonsense'); // garbage is lilac, not the query's look
+    expect(after.root.getAttribute('data-look')).toBe('lilac');
+  });
+
+  it('is remembered when called before DOMContentLoaded (the last call wins), with the other early calls', async () => {
+    const { root, window } = await load({
+      early: `hermesAvatar.setLook('mint'); hermesAvatar.setState('waiting'); hermesAvatar.setLook('Graphite');
+              window.__stateAtCall = document.readyState;`,
+    });
+    expect(window.__stateAtCall).toBe('loading');
+    expect(root.getAttribute('data-look')).toBe('graphite');
+    expect(root.getAttribute('data-state')).toBe('waiting');
+    expect(root.getAttribute('data-pose')).toBe('waiting');
   });
 });
