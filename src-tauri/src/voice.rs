@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use hermes_voice::aec::{AecOptions, SharedEchoCanceller};
 use hermes_voice::capture::{CaptureError, CaptureEvent, MAX_WAV_BYTES, Recorder, RecorderConfig, Recording};
 use hermes_voice::clip::{Clip, ClipError};
 use hermes_voice::listener::{Listener, ListenerEvent};
@@ -52,6 +53,12 @@ pub struct VoiceSettings {
     pub tts_voice: Option<String>,
     /// Read-aloud rate (1.0 = normal).
     pub tts_rate: f32,
+    /// Hands-free: remove the app's own read-aloud voice from the microphone (echo cancellation, with what the
+    /// speakers play as the reference), so that it neither starts an utterance nor barges in on itself. Needs an
+    /// output monitor (PulseAudio or PipeWire); without one hands-free listens as before.
+    pub echo_cancellation: bool,
+    /// Hands-free: WebRTC's noise suppression on the microphone (with echo cancellation).
+    pub noise_suppression: bool,
 }
 
 impl Default for VoiceSettings {
@@ -62,6 +69,8 @@ impl Default for VoiceSettings {
             end_silence_ms: 600,
             tts_voice: None,
             tts_rate: 1.0,
+            echo_cancellation: true,
+            noise_suppression: true,
         }
     }
 }
@@ -194,6 +203,8 @@ struct Active {
     recording: Recording,
     /// Hands-free: the VAD and clip writer fed by the recording.
     listener: Option<Listener>,
+    /// Hands-free with echo cancellation: the recording of what the speakers play (the canceller's reference).
+    reference: Option<Recording>,
 }
 
 impl Active {
@@ -201,6 +212,9 @@ impl Active {
     fn cancel(self) {
         if let Some(l) = &self.listener {
             l.cancel();
+        }
+        if let Some(r) = self.reference {
+            r.cancel();
         }
         self.recording.cancel();
         if let Some(l) = self.listener {
@@ -388,13 +402,32 @@ pub async fn voice_start(
         _ => {}
     });
     let mut listener = None;
+    let mut reference = None;
     if mode == VoiceMode::HandsFree {
         let cfg = SegmenterConfig {
             end_silence: Duration::from_millis(u64::from(set.end_silence_ms)),
             ..SegmenterConfig::default()
         };
         let l = Listener::start(Segmenter::new(cfg), &state.tmp_dir, hands_free_events(app.clone(), on_event.clone()))?;
-        recorder = recorder.on_samples(l.sink());
+        let sink = l.sink();
+        let aec = if set.echo_cancellation {
+            let opts = AecOptions { noise_suppression: set.noise_suppression };
+            blocking(move || start_echo_reference(opts)).await?
+        } else {
+            None
+        };
+        recorder = match aec {
+            Some((aec, rec)) => {
+                reference = Some(rec);
+                recorder.on_samples(move |block| {
+                    let clean = aec.capture(block);
+                    if !clean.is_empty() {
+                        sink(&clean);
+                    }
+                })
+            }
+            None => recorder.on_samples(sink),
+        };
         listener = Some(l);
     }
     let device = set.device.clone();
@@ -404,6 +437,9 @@ pub async fn voice_start(
         Err(e) => {
             if let Some(l) = listener {
                 l.cancel();
+            }
+            if let Some(r) = reference {
+                r.cancel();
             }
             return Err(match (&e, &set.device) {
                 (CaptureError::DeviceNotFound(_), Some(d)) => AppError::new(
@@ -418,8 +454,30 @@ pub async fn voice_start(
     };
     let name = recording.device().to_string();
     tracing::info!(device = %name, ?mode, "recording");
-    *state.active.lock()? = Some(Active { mode, recording, listener });
+    *state.active.lock()? = Some(Active { mode, recording, listener, reference });
     Ok(name)
+}
+
+/// The echo canceller for hands-free and the recording that feeds it what the speakers play (the default output's
+/// monitor). `None`, and hands-free listens without it, where there is no monitor or it cannot be opened.
+fn start_echo_reference(opts: AecOptions) -> Option<(SharedEchoCanceller, Recording)> {
+    let Some(monitor) = hermes_voice::capture::playback_monitor() else {
+        tracing::info!("no output monitor (PulseAudio/PipeWire): hands-free without echo cancellation");
+        return None;
+    };
+    let aec = SharedEchoCanceller::new(opts);
+    let feed = aec.clone();
+    let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
+    match Recorder::with_config(config).on_samples(move |block| feed.render(block)).start(Some(&monitor)) {
+        Ok(rec) => {
+            tracing::info!(%monitor, noise_suppression = opts.noise_suppression, "hands-free with echo cancellation");
+            Some((aec, rec))
+        }
+        Err(e) => {
+            tracing::warn!(%monitor, "cannot record the output monitor ({e}): hands-free without echo cancellation");
+            None
+        }
+    }
 }
 
 /// What the hands-free listener reports, to the UI's Channel; barge-in also stops read-aloud at once.
@@ -480,6 +538,9 @@ pub async fn voice_stop(
         VoiceMode::HandsFree => {
             // The recording's end drops its sample sink: the listener then sends the utterance in progress.
             active.recording.cancel();
+            if let Some(r) = active.reference {
+                r.cancel();
+            }
             if let Some(l) = active.listener {
                 l.finish();
             }
@@ -564,9 +625,15 @@ mod tests {
             end_silence_ms: 900,
             tts_voice: Some("en-GB".into()),
             tts_rate: 1.25,
+            echo_cancellation: false,
+            noise_suppression: false,
         };
         s.save(dir.path()).unwrap();
         assert_eq!(VoiceSettings::load(dir.path()), s);
+        // a file from before echo cancellation existed: both on
+        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"endSilenceMs": 700}"#).unwrap();
+        let old = VoiceSettings::load(dir.path());
+        assert!(old.echo_cancellation && old.noise_suppression && old.end_silence_ms == 700);
         std::fs::write(dir.path().join(SETTINGS_FILE), b"{not json").unwrap();
         assert_eq!(VoiceSettings::load(dir.path()), VoiceSettings::default(), "a broken file gives the defaults");
     }
@@ -579,6 +646,7 @@ mod tests {
             end_silence_ms: 5,
             tts_voice: None,
             tts_rate: f32::NAN,
+            ..Default::default()
         }
         .normalized();
         assert_eq!((s.device, s.shortcut, s.end_silence_ms, s.tts_rate), (None, None, 200, 1.0));

@@ -18,7 +18,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wd::app::{MonitorStream, audio_ready, espeak_wav, have};
+use wd::app::{MonitorStream, audio_ready, espeak_wav, have, type_text, until};
 use wd::{Driver, Session};
 
 const TOKEN: &str = "e2e-voice-token-0b9a7c5e3d1f2a4c6e8b0d2f4a6c8e0b";
@@ -316,6 +316,171 @@ fn e2e_voice_hands_free() {
         json!([]),
     );
     s.wait("off", 10, "return window.__hermesVoice.phase === 'idle'");
+    drop(s);
+}
+
+/// The speakers heard by the microphone, as on a laptop without a headset: a PulseAudio loopback from the default
+/// output's monitor (where read-aloud plays) into the virtual microphone's sink, at full level and 30 ms late. Unloaded
+/// when dropped.
+struct SpeakerEcho(Option<String>);
+
+impl SpeakerEcho {
+    fn start() -> SpeakerEcho {
+        let out = Command::new("pactl")
+            // adjust_time=0: a fixed delay, as a room's is (the module otherwise resamples to chase its latency
+            // target, a drifting echo path no room has)
+            .args([
+                "load-module",
+                "module-loopback",
+                "source=vspeaker.monitor",
+                "sink=vsink",
+                "latency_msec=30",
+                "adjust_time=0",
+            ])
+            .output()
+            .expect("pactl");
+        assert!(out.status.success(), "module-loopback: {}", String::from_utf8_lossy(&out.stderr));
+        SpeakerEcho(Some(String::from_utf8_lossy(&out.stdout).trim().to_string()))
+    }
+}
+
+impl Drop for SpeakerEcho {
+    fn drop(&mut self) {
+        if let Some(id) = self.0.take() {
+            let _ = Command::new("pactl").args(["unload-module", &id]).status();
+        }
+    }
+}
+
+/// Hands-free on speakers (echo cancellation): 20 read-aloud sentences come back through the microphone at full level
+/// and start nothing — no utterance sent, no barge-in; then the user talks over a reply being read: it stops
+/// (barge-in) and what they said is sent. Last, the control: the same rig without the canceller does trigger.
+#[test]
+fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
+    if !enabled() || !audio_ready() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let speech = espeak_wav(tmp.path(), "Stop please, I want to ask you something else.");
+    let _monitor = MonitorStream::start();
+    let _echo = SpeakerEcho::start();
+    let agent = Agent::start(TOKEN);
+    let (data, _driver, s) = app_connected_to(&agent);
+    s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Read replies aloud\"]').click()", json!([]));
+    let tts = s.wait("tts status", 30, "return window.__hermesVoice.tts");
+    if tts["available"] != json!(true) {
+        let msg = format!("read-aloud unavailable here: {tts}");
+        assert!(std::env::var("HERMES_REQUIRE_AUDIO").map_or(true, |v| v != "1"), "{msg}");
+        eprintln!("skipped: {msg}");
+        return;
+    }
+    s.exec(
+        "const v = window.__hermesVoice; window.__barge = 0;
+         const b = v.bargeIn.bind(v); v.bargeIn = () => { window.__barge++; b(); };",
+        json!([]),
+    );
+    let hands_free = |on: bool| {
+        let label = if on { "Hands-free" } else { "Turn hands-free off" };
+        s.exec(&format!("document.querySelector('.voice-ctl .hf[aria-label=\"{label}\"]').click()"), json!([]));
+        let phase = if on { "handsfree" } else { "idle" };
+        s.wait("hands-free on/off", 15, &format!("return window.__hermesVoice.phase === '{phase}'"));
+    };
+    let echo_cancellation = |on: bool| {
+        s.exec_async(
+            "const [on, done] = arguments; const v = window.__hermesVoice;
+             v.saveSettings({ ...v.settings, echoCancellation: on }).then(() => done(true), (e) => done(String(e)));",
+            json!([on]),
+        );
+    };
+    let say = |text: &str| {
+        type_text(&s, text);
+        s.wait("send enabled", 5, "return !document.querySelector('.composer button.send').disabled");
+        s.exec("document.querySelector('.composer button.send').click()", json!([]));
+    };
+
+    hands_free(true);
+    until("hands-free started with the echo canceller", || {
+        wd::app_log(data.path()).contains("hands-free with echo cancellation")
+    });
+    std::thread::sleep(Duration::from_millis(800));
+
+    // 20 sentences, read aloud (the devserver answers "You said: …" with them)
+    let sentences = [
+        "Here is the summary of your day.",
+        "You have three meetings this afternoon.",
+        "The first one starts at two with the design team.",
+        "After that, a call with the supplier.",
+        "The weather will be cloudy with some rain.",
+        "Remember to take an umbrella.",
+        "Your package was delivered to the front desk.",
+        "The report is attached to this message.",
+        "I converted it to PDF as you wanted.",
+        "There were two errors in the second table.",
+        "I fixed the totals and marked the changes.",
+        "Your flight on Friday is on time.",
+        "Check in opens a day before departure.",
+        "I added the hotel to your calendar.",
+        "The restaurant confirmed your table for eight.",
+        "Do you want me to send the invitations now?",
+        "I can also remind everyone the day before.",
+        "The build finished without warnings.",
+        "All the tests passed on the first try.",
+        "That is everything for today, have a good evening.",
+    ];
+    say(&sentences.join(" "));
+    s.wait("reading aloud", 30, "return window.__hermesVoice.ttsSpeaking");
+    let t = Instant::now();
+    s.wait("all 20 sentences read", 240, "return !window.__hermesVoice.ttsSpeaking");
+    let read = t.elapsed();
+    std::thread::sleep(Duration::from_millis(1500)); // an utterance would end and be sent in this time
+    let barge = s.exec("return window.__barge", json!([]));
+    let sent = audio_frames(&agent);
+    eprintln!(
+        "20 sentences read aloud in {:.1} s through the speakers' echo: {} utterance(s) sent, {barge} barge-in(s)",
+        read.as_secs_f64(),
+        sent.len()
+    );
+    let log = wd::app_log(data.path());
+    let voice_log: Vec<&str> =
+        log.lines().filter(|l| l.contains("hands-free") || l.contains("recording") || l.contains("monitor")).collect();
+    assert!(
+        read > Duration::from_secs(15),
+        "read-aloud stopped early ({read:?}): it barged in on itself\n{voice_log:#?}"
+    );
+    assert_eq!(barge, json!(0), "barge-in on the app's own voice");
+    assert!(sent.is_empty(), "the app's own voice was sent as the user's: {sent:?}\n{voice_log:#?}");
+    assert!(log.contains("hands-free with echo cancellation"), "the canceller was not on");
+
+    // The user talks over the next reply: it stops, and what they said goes to the agent.
+    say(&sentences[..8].join(" "));
+    s.wait("reading aloud again", 30, "return window.__hermesVoice.ttsSpeaking");
+    std::thread::sleep(Duration::from_millis(2000));
+    assert!(Command::new("paplay").args(["--device=vsink"]).arg(&speech).status().unwrap().success());
+    s.wait("barge-in stopped read-aloud", 5, "return window.__barge >= 1 && !window.__hermesVoice.ttsSpeaking");
+    let got = agent.wait_log(20, |l| l.iter().any(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })));
+    assert!(got.is_some(), "what the user said over read-aloud was not sent");
+    let frames = audio_frames(&agent);
+    let spoken = hermes_voice::wav::duration_secs(&std::fs::read(&speech).unwrap()).unwrap();
+    let dur = frames[0].2.expect("WAV");
+    eprintln!("the user's utterance over read-aloud: {dur:.2} s (speech {spoken:.2} s)");
+    assert!(dur > spoken * 0.6, "{dur} s for {spoken} s of speech");
+    // The control, last (what a first phase leaves in flight cannot count against the canceller): without it, the
+    // rig's echo makes read-aloud interrupt itself or be sent as the user.
+    hands_free(false);
+    std::thread::sleep(Duration::from_millis(1500));
+    let base = audio_frames(&agent).len();
+    s.exec("window.__barge = 0", json!([]));
+    echo_cancellation(false);
+    hands_free(true);
+    std::thread::sleep(Duration::from_millis(800));
+    say("One sentence to hear. Another sentence to hear. A third one to be sure.");
+    s.wait("reading aloud", 30, "return window.__hermesVoice.ttsSpeaking");
+    s.wait("read-aloud over", 60, "return !window.__hermesVoice.ttsSpeaking");
+    std::thread::sleep(Duration::from_millis(1500));
+    let control = (s.exec("return window.__barge", json!([])), audio_frames(&agent).len() - base);
+    eprintln!("without echo cancellation: {} barge-in(s), {} utterance(s) sent", control.0, control.1);
+    assert!(control.0 != json!(0) || control.1 > 0, "the rig's echo must trigger hands-free without the canceller");
+    hands_free(false);
     drop(s);
 }
 

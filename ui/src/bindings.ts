@@ -1313,7 +1313,17 @@ ttsVoice: string | null;
 /**
  * Read-aloud rate (1.0 = normal).
  */
-ttsRate: number }
+ttsRate: number; 
+/**
+ * Hands-free: remove the app's own read-aloud voice from the microphone (echo cancellation, with what the
+ * speakers play as the reference), so that it neither starts an utterance nor barges in on itself. Needs an
+ * output monitor (PulseAudio or PipeWire); without one hands-free listens as before.
+ */
+echoCancellation: boolean; 
+/**
+ * Hands-free: WebRTC's noise suppression on the microphone (with echo cancellation).
+ */
+noiseSuppression: boolean }
 
 /** tauri-specta globals **/
 

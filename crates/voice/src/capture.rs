@@ -157,6 +157,19 @@ pub fn list_input_devices() -> Result<Vec<InputDevice>, CaptureError> {
         .collect())
 }
 
+/// The input that hears what this machine plays: the monitor of the default output, as PulseAudio (and PipeWire's
+/// PulseAudio server) offer one for every output. The echo canceller's reference while read-aloud plays. `None` on
+/// other hosts (ALSA alone; macOS and Windows have no such input: there the canceller stays off).
+pub fn playback_monitor() -> Option<String> {
+    let host = host();
+    let out = host.default_output_device()?.id().ok()?.to_string();
+    if !out.starts_with("pulseaudio:") {
+        return None;
+    }
+    let want = format!("{out}.monitor");
+    host.input_devices().ok()?.filter_map(|d| d.id().ok().map(|i| i.to_string())).find(|id| *id == want)
+}
+
 fn find_device(name: Option<&str>) -> Result<(cpal::Device, cpal::HostId), CaptureError> {
     let host = host();
     let id = host.id();

@@ -1,6 +1,8 @@
 //! WAV, resampling and clips by default; microphone capture (`capture`), VAD and hands-free listening
-//! (`vad`) and system TTS (`tts`) behind features.
+//! (`vad`), echo cancellation (`aec`) and system TTS (`tts`) behind features.
 
+#[cfg(feature = "aec")]
+pub mod aec;
 #[cfg(feature = "capture")]
 pub mod capture;
 pub mod clip;

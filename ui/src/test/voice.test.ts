@@ -127,6 +127,12 @@ describe('avatar driver (A-28)', () => {
     expect(deriveState({ ...base, protocol: 'Thinking ' })).toBe('thinking');
     expect(deriveState({ ...base, protocol: 'thinking', speaking: true })).toBe('speaking');
     expect(deriveState({ ...base, speaking: true, listening: true })).toBe('listening');
+    // a card waiting for the user, a lost connection, a tool the agent says it runs
+    expect(deriveState({ ...base, waiting: true, typing: true, protocol: 'thinking' })).toBe('waiting');
+    expect(deriveState({ ...base, error: true, waiting: true })).toBe('error');
+    expect(deriveState({ ...base, error: true, speaking: true })).toBe('speaking');
+    expect(deriveState({ ...base, error: true, listening: true })).toBe('listening');
+    expect(deriveState({ ...base, protocol: 'tool' })).toBe('tool');
   });
 
   it('pauses and resumes the page animations (idle and unfocused: no continuous repaints)', () => {
@@ -551,7 +557,7 @@ describe('read-aloud toggle in the composer', () => {
 
 describe('settings → voice', () => {
   it('remembers the microphone, says when it is missing, and when read-aloud is unavailable', async () => {
-    const settings = { device: 'USB Headset', shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1 };
+    const settings = { device: 'USB Headset', shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1, echoCancellation: true, noiseSuppression: true };
     const ipc = await renderApp({
       handlers: {
         voice_settings: () => settings,
@@ -574,6 +580,42 @@ describe('settings → voice', () => {
     await fireEvent.change(select, { target: { value: '' } });
     await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'voice_save_settings')).toBe(true));
     expect((ipc.calls.find((c) => c.cmd === 'voice_save_settings')!.args.settings as { device: unknown }).device).toBeNull();
+  });
+});
+
+describe('the avatar follows the app', () => {
+  it('a card counts as waiting until the agent says it is done', async () => {
+    const ipc = await renderApp();
+    await ready(ipc);
+    ipc.emit({ event: 'prompt', id: 'k1', kind: 'clarify', text: 'CSV or JSON?', options: [{ id: 'c0', label: 'CSV' }] });
+    await waitFor(() => expect(ipc.app.currentSession?.cardWaiting).toBe(true));
+    ipc.emit({ event: 'prompt_done', prompt_id: 'k1', option_id: 'c0', expired: false });
+    await waitFor(() => expect(ipc.app.currentSession?.cardWaiting).toBe(false));
+  });
+});
+
+describe('settings → voice: echo cancellation', () => {
+  it('on by default; turning it off saves it and greys out noise suppression', async () => {
+    const settings = { device: null, shortcut: null, endSilenceMs: 600, ttsVoice: null, ttsRate: 1, echoCancellation: true, noiseSuppression: true };
+    const ipc = await renderApp({
+      handlers: {
+        voice_settings: () => settings,
+        voice_devices: () => ({ host: 'PulseAudio', devices: [], selected: null, selectedMissing: false, error: null }),
+        tts_status: () => ({ available: true, detail: null, voices: [] }),
+        voice_save_settings: (a) => a.settings,
+      },
+    });
+    await fireEvent.keyDown(window, { key: ',', ctrlKey: true });
+    await fireEvent.click(await screen.findByRole('tab', { name: 'Voice' }));
+    const aec = (await screen.findByRole('checkbox', { name: /echo cancellation/ })) as HTMLInputElement;
+    const ns = screen.getByRole('checkbox', { name: 'Noise suppression' }) as HTMLInputElement;
+    expect([aec.checked, ns.checked, ns.disabled]).toEqual([true, true, false]);
+    await fireEvent.click(aec);
+    await waitFor(() => expect(ipc.calls.some((c) => c.cmd === 'voice_save_settings')).toBe(true));
+    const saved = ipc.calls.find((c) => c.cmd === 'voice_save_settings')!.args.settings as { echoCancellation: boolean; noiseSuppression: boolean };
+    expect(saved.echoCancellation).toBe(false);
+    expect(saved.noiseSuppression).toBe(true);
+    await waitFor(() => expect(ns.disabled).toBe(true));
   });
 });
 

@@ -19,7 +19,15 @@ import type {
 
 export class FakeVoiceBackend implements VoiceBackend {
   calls: { name: string; args: unknown[] }[] = [];
-  settingsValue: VoiceSettings = { device: null, shortcut: 'CommandOrControl+Shift+Space', endSilenceMs: 600, ttsVoice: null, ttsRate: 1 };
+  settingsValue: VoiceSettings = {
+    device: null,
+    shortcut: 'CommandOrControl+Shift+Space',
+    endSilenceMs: 600,
+    ttsVoice: null,
+    ttsRate: 1,
+    echoCancellation: true,
+    noiseSuppression: true,
+  };
   ttsAvailable = true;
   /** What the next `stop()` does. */
   nextStop: VoiceClip[] | BackendError = [{ path: '/tmp/voice-1.wav', secs: 2.5, size: 80044, id: null, error: null }];

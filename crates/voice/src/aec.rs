@@ -1,0 +1,268 @@
+//! Echo cancellation for hands-free on speakers: what the app plays (the read-aloud voice, taken from the output's
+//! monitor) is removed from what the microphone hears, so that the VAD and barge-in react to the user only. Noise
+//! suppression comes with it. This is WebRTC's audio processing module (AEC3, NS, high-pass filter) through sonora,
+//! its pure-Rust port: no signal processing of our own beyond cutting the streams into its 10 ms frames.
+//!
+//! Both streams are 16 kHz mono PCM16, as everything else in this crate. Feed the playback with
+//! [`EchoCanceller::render`] and the microphone with [`EchoCanceller::capture`], from any threads, through a
+//! [`SharedEchoCanceller`]; AEC3 estimates the delay between them itself (the playback must reach it no later than
+//! its echo reaches the microphone, which a monitor stream does). What little echo the canceller leaves is gated:
+//! while the playback is audible, cleaned frames 20 dB or more under it become silence (see [`RESIDUAL_RATIO`]).
+
+use std::sync::{Arc, Mutex};
+
+use sonora::config::{EchoCanceller as AecConfig, HighPassFilter, NoiseSuppression, NoiseSuppressionLevel};
+use sonora::{AudioProcessing, Config, StreamConfig};
+
+/// The sample rate of both streams.
+pub const RATE: u32 = 16_000;
+/// One processing frame: 10 ms.
+pub const FRAME: usize = RATE as usize / 100;
+
+/// What to run besides the echo canceller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AecOptions {
+    /// WebRTC's noise suppression (moderate, ~12 dB) on the microphone after the echo canceller.
+    pub noise_suppression: bool,
+}
+
+impl Default for AecOptions {
+    fn default() -> Self {
+        AecOptions { noise_suppression: true }
+    }
+}
+
+/// How long the playback counts as audible after its last loud frame: the room's echo tail, with margin.
+const HOLD_FRAMES: usize = 30;
+/// The playback is audible above this frame RMS (−50 dBFS).
+const AUDIBLE_RMS: f32 = 104.0;
+/// While the playback is audible, a cleaned frame quieter than this fraction of it (−20 dB) is what is left of the
+/// echo, not the user: AEC3 takes 30–50 dB off a voice's echo (tests/aec_speech.rs measures it), a person talking to
+/// the app over it is far louder. Those frames go out as silence so that a level-blind neural VAD does not start an
+/// utterance on them.
+const RESIDUAL_RATIO: f32 = 0.1;
+
+/// The echo canceller and its frame buffers. Not `Sync`: share it as a [`SharedEchoCanceller`].
+pub struct EchoCanceller {
+    apm: AudioProcessing,
+    render_rest: Vec<i16>,
+    capture_rest: Vec<i16>,
+    scratch: Vec<i16>,
+    /// The RMS of the last [`HOLD_FRAMES`] playback frames (a ring), for the residual gate.
+    far: [f32; HOLD_FRAMES],
+    far_at: usize,
+}
+
+fn rms(frame: &[i16]) -> f32 {
+    let sum: f64 = frame.iter().map(|&x| f64::from(x) * f64::from(x)).sum();
+    (sum / frame.len().max(1) as f64).sqrt() as f32
+}
+
+impl std::fmt::Debug for EchoCanceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EchoCanceller").finish_non_exhaustive()
+    }
+}
+
+impl EchoCanceller {
+    pub fn new(opts: AecOptions) -> Self {
+        let config = Config {
+            echo_canceller: Some(AecConfig::default()),
+            high_pass_filter: Some(HighPassFilter::default()),
+            noise_suppression: opts
+                .noise_suppression
+                .then(|| NoiseSuppression { level: NoiseSuppressionLevel::Moderate, ..NoiseSuppression::default() }),
+            ..Config::default()
+        };
+        let stream = StreamConfig::new(RATE, 1);
+        let apm = AudioProcessing::builder().config(config).capture_config(stream).render_config(stream).build();
+        EchoCanceller {
+            apm,
+            render_rest: Vec::with_capacity(FRAME),
+            capture_rest: Vec::with_capacity(FRAME),
+            scratch: vec![0; FRAME],
+            far: [0.0; HOLD_FRAMES],
+            far_at: 0,
+        }
+    }
+
+    /// The loudest recent playback frame's RMS.
+    fn far_level(&self) -> f32 {
+        self.far.iter().copied().fold(0.0, f32::max)
+    }
+
+    /// Is the playback audible now (what the microphone hears may still hold its echo)?
+    pub fn far_end_active(&self) -> bool {
+        self.far_level() > AUDIBLE_RMS
+    }
+
+    /// The far end: a block of what the speakers play, any length (whole frames go to the canceller, the rest waits
+    /// for the next block).
+    pub fn render(&mut self, block: &[i16]) {
+        let (apm, scratch, far, at) = (&mut self.apm, &mut self.scratch, &mut self.far, &mut self.far_at);
+        frames(&mut self.render_rest, block, |frame| {
+            // the only error is a wrong frame size, which `frames` never makes
+            let _ = apm.process_render_i16(frame, scratch);
+            far[*at] = rms(frame);
+            *at = (*at + 1) % HOLD_FRAMES;
+        });
+    }
+
+    /// The near end: a block from the microphone, any length; the cleaned samples of every whole frame are appended
+    /// to `out` (so `out` lags the input by less than 10 ms).
+    pub fn capture(&mut self, block: &[i16], out: &mut Vec<i16>) {
+        let far = self.far_level();
+        let gate = if far > AUDIBLE_RMS { far * RESIDUAL_RATIO } else { 0.0 };
+        let (apm, scratch) = (&mut self.apm, &mut self.scratch);
+        frames(&mut self.capture_rest, block, |frame| {
+            if apm.process_capture_i16(frame, scratch).is_err() {
+                out.extend_from_slice(frame);
+            } else if gate > 0.0 && rms(scratch) < gate {
+                out.extend(std::iter::repeat_n(0, FRAME));
+            } else {
+                out.extend_from_slice(scratch);
+            }
+        });
+    }
+}
+
+/// Cuts `rest + block` into 10 ms frames for `each`; what is left over (less than a frame) stays in `rest`.
+fn frames(rest: &mut Vec<i16>, mut block: &[i16], mut each: impl FnMut(&[i16])) {
+    if !rest.is_empty() {
+        let need = FRAME - rest.len();
+        let take = need.min(block.len());
+        rest.extend_from_slice(&block[..take]);
+        block = &block[take..];
+        if rest.len() < FRAME {
+            return;
+        }
+        each(rest);
+        rest.clear();
+    }
+    let mut chunks = block.chunks_exact(FRAME);
+    for frame in &mut chunks {
+        each(frame);
+    }
+    rest.extend_from_slice(chunks.remainder());
+}
+
+/// How far (in samples of stream time) the playback must have been fed past a microphone frame before that frame is
+/// processed: the two recordings arrive on their own threads in bursts (a worker tick, the sound server's fragments),
+/// and a microphone frame processed before the playback that caused its echo cannot be cleaned. 60 ms.
+const LEAD: u64 = 960;
+/// A microphone frame never waits longer than this for the playback (a monitor that stalls or stops): 300 ms.
+const MAX_WAIT: usize = 4800;
+
+/// An [`EchoCanceller`] shared by the playback's and the microphone's threads. It keeps the two in order: a block
+/// from the microphone is held until the playback of the same moment (by sample count since each started, the
+/// playback's recording started first) has been fed, [`LEAD`] ahead, or for [`MAX_WAIT`] at most.
+#[derive(Debug, Clone)]
+pub struct SharedEchoCanceller(Arc<Mutex<Ordered>>);
+
+#[derive(Debug)]
+struct Ordered {
+    aec: EchoCanceller,
+    rendered: u64,
+    captured: u64,
+    held: std::collections::VecDeque<i16>,
+}
+
+impl SharedEchoCanceller {
+    pub fn new(opts: AecOptions) -> Self {
+        SharedEchoCanceller(Arc::new(Mutex::new(Ordered {
+            aec: EchoCanceller::new(opts),
+            rendered: 0,
+            captured: 0,
+            held: std::collections::VecDeque::new(),
+        })))
+    }
+
+    /// [`EchoCanceller::render`].
+    pub fn render(&self, block: &[i16]) {
+        if let Ok(mut o) = self.0.lock() {
+            o.aec.render(block);
+            o.rendered += block.len() as u64;
+        }
+    }
+
+    /// [`EchoCanceller::capture`] of what may be processed now (this block and those held before it, once the
+    /// playback is far enough ahead), returning the cleaned samples — possibly none yet. A poisoned lock gives the
+    /// input back as it was.
+    pub fn capture(&self, block: &[i16]) -> Vec<i16> {
+        let mut out = Vec::with_capacity(block.len() + FRAME);
+        let Ok(mut o) = self.0.lock() else {
+            out.extend_from_slice(block);
+            return out;
+        };
+        o.held.extend(block.iter().copied());
+        // the microphone samples whose playback is in: up to `rendered - LEAD` in stream time, or anything beyond
+        // the longest wait
+        let ready = o.rendered.saturating_sub(LEAD).saturating_sub(o.captured);
+        let take =
+            usize::try_from(ready).unwrap_or(usize::MAX).max(o.held.len().saturating_sub(MAX_WAIT)).min(o.held.len());
+        if take > 0 {
+            let chunk: Vec<i16> = o.held.drain(..take).collect();
+            o.captured += take as u64;
+            o.aec.capture(&chunk, &mut out);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_of_any_size_become_whole_frames_in_order() {
+        let mut rest = Vec::new();
+        let mut seen: Vec<i16> = Vec::new();
+        let input: Vec<i16> = (0..1000).map(|i| i as i16).collect();
+        for chunk in [&input[..7], &input[7..400], &input[400..401], &input[401..1000]] {
+            frames(&mut rest, chunk, |f| {
+                assert_eq!(f.len(), FRAME);
+                seen.extend_from_slice(f);
+            });
+        }
+        assert_eq!(seen, input[..960]);
+        assert_eq!(rest, input[960..]);
+    }
+
+    #[test]
+    fn capture_returns_whole_frames_and_keeps_the_rest() {
+        let mut aec = EchoCanceller::new(AecOptions { noise_suppression: false });
+        let mut out = Vec::new();
+        aec.capture(&[0; 250], &mut out);
+        assert_eq!(out.len(), FRAME);
+        aec.capture(&[0; 70], &mut out);
+        assert_eq!(out.len(), 2 * FRAME);
+        aec.render(&[1; 333]);
+    }
+
+    fn is_send<T: Send>() {}
+
+    #[test]
+    fn the_shared_canceller_can_cross_threads() {
+        is_send::<SharedEchoCanceller>();
+        let shared = SharedEchoCanceller::new(AecOptions::default());
+        let s2 = shared.clone();
+        std::thread::spawn(move || s2.render(&[0; 2400])).join().unwrap();
+        // the playback is 2400 samples in: the microphone's first 2400 - LEAD may go, in whole frames
+        assert_eq!(shared.capture(&[0; 2400]).len(), (2400 - LEAD as usize) / FRAME * FRAME);
+    }
+
+    #[test]
+    fn microphone_blocks_wait_for_the_playback_of_their_moment() {
+        let shared = SharedEchoCanceller::new(AecOptions::default());
+        // no playback yet: held
+        assert!(shared.capture(&[0; 1600]).is_empty());
+        shared.render(&[0; 1600 + LEAD as usize]);
+        assert_eq!(shared.capture(&[]).len(), 1600);
+        // a playback that stalls: the microphone goes on after MAX_WAIT
+        let mut out = 0;
+        for _ in 0..20 {
+            out += shared.capture(&[0; 800]).len();
+        }
+        assert!((16_000 - MAX_WAIT - FRAME..=16_000 - MAX_WAIT + FRAME).contains(&out), "{out}");
+    }
+}
