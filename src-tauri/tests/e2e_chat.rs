@@ -448,6 +448,14 @@ fn e2e_chat_keyboard_only_send_approve_attach_settings() {
         15,
         "return [...document.querySelectorAll('article.card button')].some(b => b.innerText.includes('Allow once'))",
     );
+    // the bundled avatar shows that a card waits for the user (and stops once it is answered)
+    let avatar = |want: &str| {
+        format!(
+            "const f = document.querySelector('#avatar-pane iframe'); const d = f && f.contentDocument;
+             const root = d && d.getElementById('hermes-avatar'); return !!root && root.dataset.state {want}"
+        )
+    };
+    c.s.wait("the avatar waiting", 10, &avatar("=== 'waiting'"));
     let path = tab_to(
         &c.s,
         true,
@@ -459,6 +467,7 @@ fn e2e_chat_keyboard_only_send_approve_attach_settings() {
     c.s.screenshot(&c.shots.join("30-keyboard-card-focused.png"));
     c.s.press(&[], &[ENTER]);
     c.s.wait("answered", 15, "return !!document.querySelector('article.card .outcome')");
+    c.s.wait("the avatar no longer waiting", 10, &avatar("!== 'waiting'"));
     until("the agent got the card's answer", || {
         c.agent.s().log().iter().any(|e| matches!(e.item, hermes_devserver::LogItem::PromptAnswer { .. }))
     });

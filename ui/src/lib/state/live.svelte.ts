@@ -8,6 +8,7 @@ import { ConversationsSession } from './conversations.svelte';
 import { PairingEvidence } from './pairing';
 import type { ConnStatus, Notice, ProgressInfo, SessionHooks } from './session-types';
 import type { CardItem, DownloadItem, MessageItem } from './timeline.svelte';
+import { cardWaiting } from './timeline.svelte';
 
 /** Error codes that announce an access denial (A-4, G-3): the access-denied banner already says it. */
 const AUTH_CODES = new Set(['auth_failed', 'unauthorized', 'forbidden']);
@@ -127,6 +128,15 @@ export class LiveSession extends ConversationsSession {
 
   protected command(cmd: Command) {
     return this.backend.sendCommand(this.profile.id, cmd);
+  }
+
+  /** A card of this profile (in a conversation loaded here) still waits for the user's answer: the avatar shows it. */
+  get cardWaiting(): boolean {
+    const now = Date.now();
+    for (const tl of this.timelines.values()) {
+      for (const it of tl.items) if (it.type === 'card' && cardWaiting(it, now)) return true;
+    }
+    return false;
   }
 
   /* ---------- events ---------- */

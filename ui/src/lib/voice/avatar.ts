@@ -80,12 +80,22 @@ export interface AvatarInputs {
   listening: boolean;
   /** Read-aloud or an agent voice note is playing. */
   speaking: boolean;
+  /** A card (approval or question) waits for the user's answer. */
+  waiting?: boolean;
+  /** The connection is lost or refused. */
+  error?: boolean;
 }
 
-/** Which state the avatar shows. The user's own voice wins, then the agent's voice, then the agent's frames. */
+/**
+ * Which state the avatar shows. The user's own voice wins, then the agent's voice, then what is wrong (no
+ * connection), then what the agent waits for (a card), then the agent's frames (`thinking`, or any state its own page
+ * knows, such as the bundled page's `tool`), then typing.
+ */
 export function deriveState(i: AvatarInputs): string {
   if (i.listening) return 'listening';
   if (i.speaking) return 'speaking';
+  if (i.error) return 'error';
+  if (i.waiting) return 'waiting';
   const p = (i.protocol || 'idle').trim().toLowerCase();
   if (p !== 'idle') return p;
   if (i.typing) return 'thinking';

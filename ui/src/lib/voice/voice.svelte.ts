@@ -358,8 +358,8 @@ export class VoiceHub {
   /* ---------- avatar ---------- */
 
   /** Push the derived state to the avatar and run the lip-sync envelope while the agent speaks. */
-  sync(protocol: string, typing: boolean): string {
-    const state = deriveState({ protocol, typing, listening: this.recording, speaking: this.speaking });
+  sync(protocol: string, typing: boolean, more: { waiting?: boolean; error?: boolean } = {}): string {
+    const state = deriveState({ protocol, typing, listening: this.recording, speaking: this.speaking, ...more });
     this.shown = state;
     this.avatar.setState(state);
     if (state === 'speaking' && !this.envelopeTimer) {
