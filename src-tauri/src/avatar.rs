@@ -26,7 +26,7 @@ use crate::state::AppState;
 pub const DETACHED: &str = "avatar";
 pub const REMOTE: &str = "avatar-remote";
 
-/// The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
+/// The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel` and `setLook`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub enum AvatarMethod {
@@ -34,6 +34,8 @@ pub enum AvatarMethod {
     Speak,
     SetVolume,
     SetSpeechLevel,
+    /// The bundled page's colour theme (`lilac`, `mint`, …): the look chosen for the agent. A page without it ignores it.
+    SetLook,
 }
 
 impl AvatarMethod {
@@ -43,6 +45,7 @@ impl AvatarMethod {
             AvatarMethod::Speak => "speak",
             AvatarMethod::SetVolume => "setVolume",
             AvatarMethod::SetSpeechLevel => "setSpeechLevel",
+            AvatarMethod::SetLook => "setLook",
         }
     }
 }
@@ -58,7 +61,7 @@ pub struct AvatarWindowClosed {
 /// throws, costs nothing.
 pub fn call_script(method: AvatarMethod, arg: &serde_json::Value) -> AppResult<String> {
     let ok = match method {
-        AvatarMethod::SetState | AvatarMethod::Speak => arg.is_string(),
+        AvatarMethod::SetState | AvatarMethod::Speak | AvatarMethod::SetLook => arg.is_string(),
         AvatarMethod::SetVolume | AvatarMethod::SetSpeechLevel => arg.is_number(),
     };
     if !ok {

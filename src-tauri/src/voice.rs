@@ -230,6 +230,8 @@ pub struct VoiceState {
     settings: Mutex<VoiceSettings>,
     active: Mutex<Option<Active>>,
     speaker: Mutex<Option<Result<Arc<Speaker>, String>>>,
+    /// The voice and rate the speaker was last set to by `tts_speak` (`None`: as configured at its start).
+    applied_voice: Mutex<Option<(Option<String>, f32)>>,
 }
 
 impl VoiceState {
@@ -240,6 +242,7 @@ impl VoiceState {
             settings: Mutex::new(VoiceSettings::load(data_dir)),
             active: Mutex::new(None),
             speaker: Mutex::new(None),
+            applied_voice: Mutex::new(None),
         }
     }
 
@@ -369,8 +372,10 @@ pub async fn voice_save_settings(
         && let Some(Ok(sp)) = g.as_ref()
     {
         let _ = sp.set_rate(new.tts_rate);
-        if let Some(v) = &new.tts_voice {
-            let _ = sp.set_voice(v);
+        let _ = sp.set_voice(new.tts_voice.as_deref().unwrap_or(""));
+        // the next reply applies its agent's own voice again if it has one
+        if let Ok(mut a) = state.applied_voice.lock() {
+            *a = None;
         }
     }
     Ok(new)
@@ -404,18 +409,22 @@ pub async fn voice_start(
     let mut listener = None;
     let mut reference = None;
     if mode == VoiceMode::HandsFree {
-        let cfg = SegmenterConfig {
-            end_silence: Duration::from_millis(u64::from(set.end_silence_ms)),
-            ..SegmenterConfig::default()
-        };
-        let l = Listener::start(Segmenter::new(cfg), &state.tmp_dir, hands_free_events(app.clone(), on_event.clone()))?;
-        let sink = l.sink();
         let aec = if set.echo_cancellation {
             let opts = AecOptions { noise_suppression: set.noise_suppression };
             blocking(move || start_echo_reference(opts)).await?
         } else {
             None
         };
+        let mut cfg = SegmenterConfig {
+            end_silence: Duration::from_millis(u64::from(set.end_silence_ms)),
+            ..SegmenterConfig::default()
+        };
+        if aec.is_some() {
+            // the app's own voice is out of the microphone: barge in on less of the user's (the 300 ms goal)
+            cfg.barge_in_after = hermes_voice::aec::BARGE_IN_AFTER;
+        }
+        let l = Listener::start(Segmenter::new(cfg), &state.tmp_dir, hands_free_events(app.clone(), on_event.clone()))?;
+        let sink = l.sink();
         recorder = match aec {
             Some((aec, rec)) => {
                 reference = Some(rec);
@@ -590,7 +599,13 @@ pub async fn tts_status(app: AppHandle) -> AppResult<TtsStatus> {
 /// Speak a final reply sentence by sentence (queued after anything playing). Returns how many sentences.
 #[tauri::command]
 #[specta::specta]
-pub async fn tts_speak(app: AppHandle, webview: tauri::Webview, text: String) -> AppResult<u32> {
+pub async fn tts_speak(
+    app: AppHandle,
+    webview: tauri::Webview,
+    text: String,
+    voice: Option<String>,
+    rate: Option<f32>,
+) -> AppResult<u32> {
     // Two pages may show the same reply (the main window and the Quick Ask panel): the one that records reads aloud,
     // the other says nothing (0 sentences).
     if webview.label() != crate::quick::recording_view(&app) {
@@ -599,6 +614,21 @@ pub async fn tts_speak(app: AppHandle, webview: tauri::Webview, text: String) ->
     blocking(move || {
         let st = app.state::<VoiceState>();
         let sp = st.speaker(&app).map_err(|e| AppError::new(ErrorCode::TtsUnavailable, e))?;
+        // The agent's own voice and rate (chosen per profile) or the settings': applied when they change.
+        let set = st.settings();
+        let want = (
+            voice.map(|v| v.trim().to_string()).filter(|v| !v.is_empty()).or(set.tts_voice),
+            rate.filter(|r| r.is_finite()).map_or(set.tts_rate, |r| r.clamp(0.5, 2.0)),
+        );
+        let mut applied = st.applied_voice.lock()?;
+        if *applied != Some(want.clone()) {
+            let _ = sp.set_rate(want.1);
+            // "" goes back to the engine's own default voice
+            sp.set_voice(want.0.as_deref().unwrap_or(""))
+                .map_err(|e| AppError::new(ErrorCode::TtsFailed, e.to_string()))?;
+            *applied = Some(want);
+        }
+        drop(applied);
         let n = sp.speak_sentences(&text).map_err(|e| AppError::new(ErrorCode::TtsFailed, e.to_string()))?;
         Ok(u32::try_from(n).unwrap_or(u32::MAX))
     })

@@ -42,6 +42,20 @@ fn e2e_draft_survives_a_restart() {
     );
 }
 
+/// The app on two agents ([`two_agents`]), the first one open.
+fn open_two_agents(agent: &Agent) -> (tempfile::TempDir, Driver, wd::Session) {
+    let data = two_agents(agent);
+    let driver = Driver::start(data.path());
+    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
+    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    s.wait(
+        "the first agent open",
+        10,
+        &format!("const b = (() => {{ {FIRST_ROW} }})(); return b.getAttribute('aria-current') === 'page'"),
+    );
+    (data, driver, s)
+}
+
 /// A reply that arrives in a conversation not on screen is counted in the sidebar until that conversation is opened.
 #[test]
 fn e2e_unread_badge() {
@@ -49,17 +63,9 @@ fn e2e_unread_badge() {
         return;
     }
     let agent = Agent::start(None);
-    let data = two_agents(&agent);
-    let driver = Driver::start(data.path());
-    let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
-    s.wait("composer", 20, "return !!document.getElementById('composer-input')");
+    let (_data, driver, s) = open_two_agents(&agent);
     s.wait("no banner", 20, "return !document.querySelector('.banner')");
     let (first, second) = (FIRST_ROW, SECOND_ROW);
-    s.wait(
-        "the first agent open",
-        10,
-        &format!("const b = (() => {{ {first} }})(); return b.getAttribute('aria-current') === 'page'"),
-    );
     // send to the first agent, and open the second before its reply can arrive
     type_text(&s, "count me as unread");
     s.exec(
@@ -99,6 +105,39 @@ fn e2e_unread_badge() {
         ),
     );
     s.screenshot(&wd::screens().join("13b-draft.png"));
+    drop(s);
+    drop(driver);
+}
+
+/// Each agent its own look: chosen for the first agent in Settings → Voice, the bundled avatar wears it while that agent
+/// is on screen, the default one for the second agent, and the first one's again on the way back.
+#[test]
+fn e2e_each_agent_its_avatar_look() {
+    if !enabled() {
+        return;
+    }
+    let agent = Agent::start(None);
+    let (_data, driver, s) = open_two_agents(&agent);
+    let (first, second) = (FIRST_ROW, SECOND_ROW);
+    let look = |want: &str| format!("{AVATAR_ROOT} return !!root && root.dataset.look === '{want}'");
+    s.wait("the default look", 15, &look("lilac"));
+    s.press(&[wd::keys::CONTROL], &[","]);
+    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
+    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+    s.wait("the agent's look", 10, "return !!document.querySelector('[data-testid=agent-look]')");
+    s.exec(
+        "const l = document.querySelector('[data-testid=agent-look]'); l.value = 'mint'; l.dispatchEvent(new Event('change', {bubbles: true}))",
+        json!([]),
+    );
+    s.screenshot(&wd::screens().join("28-settings-agent-voice.png"));
+    s.press(&[], &[wd::keys::ESCAPE]);
+    s.wait("settings closed", 10, "return !document.querySelector('[role=tab]')");
+    s.wait("the first agent's look", 10, &look("mint"));
+    s.screenshot(&wd::screens().join("28b-agent-look-mint.png"));
+    s.exec(&format!("(() => {{ {second} }})().click()"), json!([]));
+    s.wait("the second agent's (default) look", 10, &look("lilac"));
+    s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
+    s.wait("the first agent's look again", 10, &look("mint"));
     drop(s);
     drop(driver);
 }

@@ -449,12 +449,7 @@ fn e2e_chat_keyboard_only_send_approve_attach_settings() {
         "return [...document.querySelectorAll('article.card button')].some(b => b.innerText.includes('Allow once'))",
     );
     // the bundled avatar shows that a card waits for the user (and stops once it is answered)
-    let avatar = |want: &str| {
-        format!(
-            "const f = document.querySelector('#avatar-pane iframe'); const d = f && f.contentDocument;
-             const root = d && d.getElementById('hermes-avatar'); return !!root && root.dataset.state {want}"
-        )
-    };
+    let avatar = |want: &str| format!("{AVATAR_ROOT} return !!root && root.dataset.state {want}");
     c.s.wait("the avatar waiting", 10, &avatar("=== 'waiting'"));
     let path = tab_to(
         &c.s,
@@ -471,6 +466,12 @@ fn e2e_chat_keyboard_only_send_approve_attach_settings() {
     until("the agent got the card's answer", || {
         c.agent.s().log().iter().any(|e| matches!(e.item, hermes_devserver::LogItem::PromptAnswer { .. }))
     });
+
+    // an agent that says a tool is running (a state beyond A-11's three): the bundled avatar shows it
+    c.agent.s().send_raw_to_device(&c.device, r#"{"t":"avatar","state":"tool"}"#);
+    c.s.wait("the avatar's tool pose", 10, &avatar("=== 'tool'"));
+    c.agent.s().send_raw_to_device(&c.device, r#"{"t":"avatar","state":"idle"}"#);
+    c.s.wait("the avatar idle again", 10, &avatar("=== 'idle'"));
 
     // 3. attach: forward to the composer's attach button, Enter opens the (answered) file dialog
     let path = tab_to(&c.s, false, 25, "the attach button", "e.matches('.composer .attach')");

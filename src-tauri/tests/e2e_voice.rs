@@ -157,6 +157,20 @@ fn audio_frames(agent: &Agent) -> Vec<(u64, String, Option<f64>)> {
         .collect()
 }
 
+/// Turns read-aloud on (that is what connects the app to the speech engine, not the launch); false (the test is
+/// skipped, or fails under HERMES_REQUIRE_AUDIO=1) when speech-dispatcher is not usable here.
+fn read_aloud_on(s: &Session) -> bool {
+    s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Read replies aloud\"]').click()", json!([]));
+    let tts = s.wait("tts status", 30, "return window.__hermesVoice.tts");
+    if tts["available"] == json!(true) {
+        return true;
+    }
+    let msg = format!("read-aloud unavailable here: {tts}");
+    assert!(std::env::var("HERMES_REQUIRE_AUDIO").map_or(true, |v| v != "1"), "{msg}");
+    eprintln!("skipped: {msg}");
+    false
+}
+
 /// The app on a fresh data folder with one profile for `agent`, connected.
 fn app_connected_to(agent: &Agent) -> (tempfile::TempDir, Driver, Session) {
     let (data, _) = data_with_profile(&agent.s().adapter_url(), None);
@@ -366,12 +380,7 @@ fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
     let _echo = SpeakerEcho::start();
     let agent = Agent::start(TOKEN);
     let (data, _driver, s) = app_connected_to(&agent);
-    s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Read replies aloud\"]').click()", json!([]));
-    let tts = s.wait("tts status", 30, "return window.__hermesVoice.tts");
-    if tts["available"] != json!(true) {
-        let msg = format!("read-aloud unavailable here: {tts}");
-        assert!(std::env::var("HERMES_REQUIRE_AUDIO").map_or(true, |v| v != "1"), "{msg}");
-        eprintln!("skipped: {msg}");
+    if !read_aloud_on(&s) {
         return;
     }
     s.exec(
@@ -496,13 +505,7 @@ fn e2e_voice_read_aloud() {
     let driver = Driver::start(data.path());
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     connected(&s, &agent);
-    // read-aloud on: that is what connects the app to the speech engine (not the launch)
-    s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Read replies aloud\"]').click()", json!([]));
-    let tts = s.wait("tts status", 30, "return window.__hermesVoice.tts");
-    if tts["available"] != json!(true) {
-        let msg = format!("read-aloud unavailable here: {tts}");
-        assert!(std::env::var("HERMES_REQUIRE_AUDIO").map_or(true, |v| v != "1"), "{msg}");
-        eprintln!("skipped: {msg}");
+    if !read_aloud_on(&s) {
         return;
     }
     ensure_embedded(&s);

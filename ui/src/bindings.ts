@@ -423,9 +423,9 @@ async ttsStatus() : Promise<Result<TtsStatus, AppError>> {
 /**
  * Speak a final reply sentence by sentence (queued after anything playing). Returns how many sentences.
  */
-async ttsSpeak(text: string) : Promise<Result<number, AppError>> {
+async ttsSpeak(text: string, voice: string | null, rate: number | null) : Promise<Result<number, AppError>> {
     try {
-    return { status: "ok", data: await TAURI_INVOKE("tts_speak", { text }) };
+    return { status: "ok", data: await TAURI_INVOKE("tts_speak", { text, voice, rate }) };
 } catch (e) {
     if(e instanceof Error) throw e;
     else return { status: "error", error: e  as any };
@@ -753,9 +753,13 @@ path: string; size: number; caption?: string | null }
  */
 export type AvatarConsent = { origin: string; consent: Consent }
 /**
- * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`).
+ * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel` and `setLook`).
  */
-export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel"
+export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel" | 
+/**
+ * The bundled page's colour theme (`lilac`, `mint`, …): the look chosen for the agent. A page without it ignores it.
+ */
+"setLook"
 /**
  * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
  */

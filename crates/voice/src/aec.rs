@@ -19,6 +19,11 @@ pub const RATE: u32 = 16_000;
 /// One processing frame: 10 ms.
 pub const FRAME: usize = RATE as usize / 100;
 
+/// How long the user must talk over read-aloud before it stops, when the canceller is on (the segmenter's default,
+/// 200 ms, is for a microphone that also hears the speakers): with the detector's own ~100 ms, barge-in comes under
+/// 300 ms after the user starts.
+pub const BARGE_IN_AFTER: std::time::Duration = std::time::Duration::from_millis(150);
+
 /// What to run besides the echo canceller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AecOptions {

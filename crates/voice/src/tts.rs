@@ -194,7 +194,8 @@ impl Speaker {
         self.tx.send(Cmd::SetRate(rate)).map_err(|_| TtsError::Closed)
     }
 
-    /// Choose a voice by id, name or language tag.
+    /// Choose a voice by id, name or language tag; `""` goes back to the engine's default voice (the one it had when
+    /// the speaker started, before any configured voice).
     pub fn set_voice(&self, voice: &str) -> Result<(), TtsError> {
         let (rtx, rrx) = mpsc::channel();
         self.tx.send(Cmd::SetVoice(voice.to_string(), rtx)).map_err(|_| TtsError::Closed)?;
@@ -313,6 +314,8 @@ mod backend {
             })));
         }
         drop(tx);
+        // what "" in `set_voice` goes back to
+        let default_voice = t.voice().ok().flatten();
         if let Some(v) = &config.voice
             && let Err(e) = set_voice(&mut t, v)
         {
@@ -378,7 +381,12 @@ mod backend {
                     }
                 }
                 Cmd::SetVoice(v, reply) => {
-                    let _ = reply.send(set_voice(&mut t, &v));
+                    let r = match (v.is_empty(), &default_voice) {
+                        (false, _) => set_voice(&mut t, &v),
+                        (true, Some(d)) => t.set_voice(d).map_err(failed),
+                        (true, None) => Ok(()),
+                    };
+                    let _ = reply.send(r);
                 }
                 Cmd::Voices(reply) => {
                     let _ = reply.send(t.voices().map(|vs| vs.iter().map(voice_info).collect()).map_err(failed));

@@ -68,7 +68,13 @@ fn room(far: &[i16]) -> Vec<i16> {
 /// Runs `mic` (with `far` as the playback) through the canceller, or not, and the segmenter: its events.
 fn listen(far: &[i16], mic: &[i16], aec: Option<AecOptions>) -> Vec<VadEvent> {
     let mut canceller = aec.map(EchoCanceller::new);
-    let mut seg = Segmenter::new(SegmenterConfig::default());
+    // as the app configures hands-free with the canceller on
+    let cfg = if aec.is_some() {
+        SegmenterConfig { barge_in_after: hermes_voice::aec::BARGE_IN_AFTER, ..SegmenterConfig::default() }
+    } else {
+        SegmenterConfig::default()
+    };
+    let mut seg = Segmenter::new(cfg);
     let mut events = Vec::new();
     let mut out = Vec::new();
     // 20 ms blocks, the playback first (as the monitor stream delivers it before the echo comes back)
@@ -147,7 +153,8 @@ fn the_user_talking_over_read_aloud_is_heard_and_barges_in() {
     let late_ms = (barge as i64 - onset as i64) * 1000 / 16_000;
     eprintln!("barge-in {late_ms} ms after the user's speech began (through the canceller)");
     assert!(barge >= onset, "barge-in before the user spoke ({late_ms} ms): the echo triggered it");
-    // the segmenter's own barge-in rule waits for a moment of speech; the canceller must not add seconds to it
+    // the segmenter's own barge-in rule waits for a moment of speech; the canceller must not add to it (the goal is
+    // 300 ms, measured here and in bench/README.md)
     assert!(late_ms <= 1000, "barge-in {late_ms} ms after the speech began");
     let heard = utterances(&ev);
     assert!(

@@ -117,6 +117,11 @@ pub fn two_agents(agent: &Agent) -> tempfile::TempDir {
     data
 }
 
+/// Script that finds the embedded bundled avatar's root element (`root`, null while none is shown); follow it with a
+/// `return` that reads it (`root.dataset.state`, `.look`).
+pub const AVATAR_ROOT: &str = "const f = document.querySelector('#avatar-pane iframe'); const d = f && f.contentDocument; \
+                               const root = d && d.getElementById('hermes-avatar');";
+
 /// Polls `ok` (the store, a file…) every 50 ms until it holds; fails after 10 s with `what`.
 pub fn until(what: &str, mut ok: impl FnMut() -> bool) {
     let t = Instant::now();

@@ -258,10 +258,10 @@ describe('hands-free and the agent voice', () => {
     h.setReadAloud('p1', true);
     h.onReply('p1', EVIL);
     // hostile text is only ever spoken (as its words), never run
-    expect(vb.called('ttsSpeak')[0].args).toEqual([speechText(EVIL)]);
+    expect(vb.called('ttsSpeak')[0].args).toEqual([speechText(EVIL), null, null]);
     expect(speechText(EVIL)).toContain('alert(1)');
     h.onReply('p1', 'It **works**: see [the docs](https://example.com/docs) and `cargo test`.');
-    expect(vb.called('ttsSpeak')[1].args).toEqual(['It works: see the docs and cargo test.']);
+    expect(vb.called('ttsSpeak')[1].args).toEqual(['It works: see the docs and cargo test.', null, null]);
     expect(h.avatar.sent.at(-1)).toEqual({ method: 'speak', json: '"It works: see the docs and cargo test."' });
     h.onTts('started');
     expect(h.sync('idle', false)).toBe('speaking');
@@ -591,6 +591,58 @@ describe('the avatar follows the app', () => {
     await waitFor(() => expect(ipc.app.currentSession?.cardWaiting).toBe(true));
     ipc.emit({ event: 'prompt_done', prompt_id: 'k1', option_id: 'c0', expired: false });
     await waitFor(() => expect(ipc.app.currentSession?.cardWaiting).toBe(false));
+  });
+});
+
+describe('each agent its own voice and look', () => {
+  it('replies are read with the agent\'s voice and rate, the avatar wears its look', async () => {
+    localStorage.clear();
+    const { h, vb } = hub();
+    h.setReadAloud('p1', true);
+    h.onReply('p1', 'Plain default.');
+    await Promise.resolve();
+    expect(vb.called('ttsSpeak').at(-1)!.args).toEqual(['Plain default.', null, null]);
+    h.setVoiceOf('p1', { ttsVoice: 'en-GB', ttsRate: 1.4, look: 'mint' });
+    expect(h.avatar.sent.filter((c) => c.method === 'setLook').map((c) => c.json)).toEqual(['"mint"']);
+    h.onReply('p1', 'In my own voice.');
+    await Promise.resolve();
+    expect(vb.called('ttsSpeak').at(-1)!.args).toEqual(['In my own voice.', 'en-GB', 1.4]);
+    // remembered (a new hub reads it back), and another agent on screen takes its own (default) look
+    const again = hub();
+    expect(again.h.voiceOf('p1')).toEqual({ ttsVoice: 'en-GB', ttsRate: 1.4, look: 'mint' });
+    h.showLookOf('p2');
+    expect(h.avatar.sent.filter((c) => c.method === 'setLook').map((c) => c.json)).toEqual(['"mint"', '"lilac"']);
+    // an unchanged look is not sent again; a page that reloads gets it back
+    h.showLookOf('p2');
+    expect(h.avatar.sent.filter((c) => c.method === 'setLook')).toHaveLength(2);
+    h.avatar.replay();
+    expect(h.avatar.sent.filter((c) => c.method === 'setLook').map((c) => c.json).at(-1)).toBe('"lilac"');
+    localStorage.clear();
+  });
+});
+
+describe('settings → voice: the agent\'s own voice and look', () => {
+  it('the look and the voice chosen for the agent on screen are kept for it', async () => {
+    localStorage.clear();
+    await renderApp({
+      handlers: {
+        voice_settings: () => ({ device: null, shortcut: null, endSilenceMs: 600, ttsVoice: null, ttsRate: 1, echoCancellation: true, noiseSuppression: true }),
+        voice_devices: () => ({ host: 'PulseAudio', devices: [], selected: null, selectedMissing: false, error: null }),
+        tts_status: () => ({ available: true, detail: null, voices: [{ id: 'en-gb', name: 'English (UK)', language: 'en-GB' }] }),
+      },
+    });
+    await fireEvent.keyDown(window, { key: ',', ctrlKey: true });
+    await fireEvent.click(await screen.findByRole('tab', { name: 'Voice' }));
+    const group = await screen.findByRole('group', { name: /own voice and look/ });
+    const look = within(group).getByRole('combobox', { name: 'Avatar look' }) as HTMLSelectElement;
+    expect(look.value).toBe('lilac');
+    await fireEvent.change(look, { target: { value: 'ocean' } });
+    const voiceSel = (await within(group).findByRole('combobox', { name: 'Voice' })) as HTMLSelectElement;
+    expect(voiceSel.value).toBe('');
+    await fireEvent.change(voiceSel, { target: { value: 'en-gb' } });
+    const saved = JSON.parse(localStorage.getItem('hermes.voice.profiles.v1') ?? '{}');
+    expect(Object.values(saved)).toEqual([{ look: 'ocean', ttsVoice: 'en-gb' }]);
+    localStorage.clear();
   });
 });
 

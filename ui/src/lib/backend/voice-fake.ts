@@ -112,8 +112,8 @@ export class FakeVoiceBackend implements VoiceBackend {
       ? { available: true, detail: null, voices: [{ id: 'en', name: 'English', language: 'en' }] }
       : { available: false, detail: 'speech-dispatcher is not installed', voices: [] };
   }
-  async ttsSpeak(text: string) {
-    this.log('ttsSpeak', text);
+  async ttsSpeak(text: string, voice: string | null = null, rate: number | null = null) {
+    this.log('ttsSpeak', text, voice, rate);
     if (!this.ttsAvailable) throw new BackendError({ code: 'tts_unavailable', message: 'no TTS' });
     return 1;
   }

@@ -33,7 +33,8 @@ export interface VoiceBackend {
   stop(send?: VoiceSendTo): Promise<VoiceClip[]>;
   cancel(): Promise<void>;
   ttsStatus(): Promise<TtsStatus>;
-  ttsSpeak(text: string): Promise<number>;
+  /** Speak `text`; `voice`/`rate` are the agent's own (per profile), `null` for the settings'. */
+  ttsSpeak(text: string, voice?: string | null, rate?: number | null): Promise<number>;
   ttsStop(): Promise<void>;
   avatarDetach(open: boolean, clickThrough: boolean): Promise<void>;
   /** The agent's avatar page of a profile: the shell opens it in its own private, IPC-less window only when the
@@ -91,8 +92,8 @@ export class TauriVoiceBackend implements VoiceBackend {
   ttsStatus() {
     return gen.ttsStatus();
   }
-  ttsSpeak(text: string) {
-    return gen.ttsSpeak(text);
+  ttsSpeak(text: string, voice: string | null = null, rate: number | null = null) {
+    return gen.ttsSpeak(text, voice, rate);
   }
   async ttsStop() {
     await gen.ttsStop();

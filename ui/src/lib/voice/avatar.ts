@@ -12,13 +12,13 @@ export interface AvatarCall {
   json: string;
 }
 
-const METHODS: readonly AvatarMethod[] = ['setState', 'speak', 'setVolume', 'setSpeechLevel'];
+const METHODS: readonly AvatarMethod[] = ['setState', 'speak', 'setVolume', 'setSpeechLevel', 'setLook'];
 
-/** Encode one call; strings for setState/speak, a finite 0..1 number for the levels. */
+/** Encode one call; strings for setState/speak/setLook, a finite 0..1 number for the levels. */
 export function encodeCall(method: AvatarMethod, arg: unknown): AvatarCall {
   if (!METHODS.includes(method)) throw new Error(`not an avatar method: ${String(method)}`);
   let v: string | number;
-  if (method === 'setState' || method === 'speak') v = typeof arg === 'string' ? arg : String(arg ?? '');
+  if (method === 'setState' || method === 'speak' || method === 'setLook') v = typeof arg === 'string' ? arg : String(arg ?? '');
   else {
     const n = typeof arg === 'number' && Number.isFinite(arg) ? arg : 0;
     v = Math.round(Math.min(1, Math.max(0, n)) * 1000) / 1000;
@@ -158,8 +158,18 @@ export class AvatarDriver {
   setSpeechLevel(level: number): void {
     this.call('setSpeechLevel', level);
   }
-  /** A page (re)loaded: give it the current state again, and a line it missed while loading. */
+  private lastLook = '';
+  /** The bundled page's colour theme for the agent on screen (pages without `setLook` ignore it). */
+  setLook(look: string): void {
+    if (look === this.lastLook) return;
+    this.lastLook = look;
+    this.call('setLook', look);
+  }
+  /** A page (re)loaded: give it the current look and state again, and a line it missed while loading. */
   replay(): void {
+    const look = this.lastLook;
+    this.lastLook = '';
+    if (look) this.setLook(look);
     const s = this.lastState;
     this.lastState = '';
     if (s) this.setState(s);

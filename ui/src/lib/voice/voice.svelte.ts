@@ -34,6 +34,17 @@ export interface VoiceError {
 }
 
 const READ_ALOUD_KEY = 'hermes.voice.readAloud.v1';
+const PROFILE_VOICE_KEY = 'hermes.voice.profiles.v1';
+
+/** The bundled avatar's looks (its `setLook`), the first being its default. */
+export const AVATAR_LOOKS = ['lilac', 'mint', 'sunset', 'ocean', 'graphite'] as const;
+
+/** What one agent sounds and looks like: its read-aloud voice and rate (`null`: the settings'), its avatar's look. */
+export interface ProfileVoice {
+  ttsVoice?: string | null;
+  ttsRate?: number | null;
+  look?: string | null;
+}
 const AVATAR_KEY = 'hermes.voice.avatar.v1';
 
 function loadJson<T>(key: string, fallback: T): T {
@@ -67,6 +78,8 @@ export class VoiceHub {
   notesPlaying = $state(0);
   /** Read-aloud on/off per profile id (default off). */
   readAloud = $state<Record<string, boolean>>(loadJson(READ_ALOUD_KEY, {}));
+  /** Per profile: its own voice, rate and avatar look. */
+  profileVoices = $state<Record<string, ProfileVoice>>(loadJson(PROFILE_VOICE_KEY, {}));
   avatarPrefs = $state<{ detached: boolean; clickThrough: boolean }>(
     loadJson(AVATAR_KEY, { detached: false, clickThrough: false }),
   );
@@ -273,6 +286,22 @@ export class VoiceHub {
     else this.stopSpeaking();
   }
 
+  voiceOf(profileId: string): ProfileVoice {
+    return this.profileVoices[profileId] ?? {};
+  }
+
+  setVoiceOf(profileId: string, patch: ProfileVoice): void {
+    this.profileVoices = { ...this.profileVoices, [profileId]: { ...this.voiceOf(profileId), ...patch } };
+    saveJson(PROFILE_VOICE_KEY, this.profileVoices);
+    if (this.target()?.profileId === profileId) this.showLookOf(profileId);
+  }
+
+  /** The avatar takes the look of the agent on screen. */
+  showLookOf(profileId: string | null): void {
+    const look = (profileId && this.voiceOf(profileId).look) || AVATAR_LOOKS[0];
+    this.avatar.setLook(look);
+  }
+
   /** Is read-aloud on for any profile (the speech engine will be needed)? */
   get readAloudAnywhere(): boolean {
     return Object.values(this.readAloud).some(Boolean);
@@ -298,7 +327,8 @@ export class VoiceHub {
     if (!text) return;
     this.avatar.speak(text);
     if (!this.readAloudOn(profileId)) return;
-    this.vb.ttsSpeak(text).catch(() => {
+    const own = this.voiceOf(profileId);
+    this.vb.ttsSpeak(text, own.ttsVoice ?? null, own.ttsRate ?? null).catch(() => {
       /* TTS unavailable: the settings page says so; nothing else changes */
     });
   }
