@@ -9,6 +9,7 @@
 //! - folds each word: compatibility decomposition (NFKD: full-width `ＰＤＦ` is `pdf`, `ﬁ` is `fi`, half-width kana is
 //!   full-width), combining marks dropped (Latin diacritics as before, and `ё`→`е`, `ї`→`і`), then lower case. The one
 //!   mark kept is the breve of `й`: `й` and `и` are different letters, not variants;
+//! - folds a CJK run by NFKC instead (half-width kana are full-width, and a voiced kana keeps its mark: が is not か);
 //! - indexes a CJK run (Han, hiragana, katakana) as overlapping bigrams (`报告转换` → `报告` `告转` `转换`, the scheme
 //!   of Lucene's CJK analyzer), each with its first character as a colocated unigram and the last character colocated
 //!   with the last bigram, so one character finds its run too. A query is tokenized the same way but without the
@@ -127,7 +128,13 @@ pub fn tokenize<E>(text: &str, mode: Mode, mut emit: impl FnMut(Token<'_>) -> Re
     Ok(())
 }
 
-/// Folds `text[start..end]` into `buf` and emits it as one token.
+/// Appends the folded form of a CJK `s`: NFKC (half-width kana become full-width; a voiced mark stays with its kana,
+/// が is not か) and lower case (for the odd Latin letter NFKC makes).
+fn fold_cjk_into(s: &str, out: &mut String) {
+    out.extend(s.nfkc().flat_map(char::to_lowercase));
+}
+
+/// Folds the CJK `text[start..end]` into `buf` and emits it as one token (nothing when nothing is left).
 fn emit_folded<E>(
     text: &str,
     (start, end): (usize, usize),
@@ -136,7 +143,10 @@ fn emit_folded<E>(
     emit: &mut impl FnMut(Token<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
     buf.clear();
-    fold_into(&text[start..end], buf);
+    fold_cjk_into(&text[start..end], buf);
+    if buf.is_empty() {
+        return Ok(());
+    }
     emit(Token { text: buf, start, end, colocated })
 }
 
@@ -379,6 +389,10 @@ mod tests {
         assert_eq!(terms("ｶﾀｶﾅ", Mode::Query), terms("カタカナ", Mode::Query));
         // Korean is word-based
         assert_eq!(terms("보고서 작성", Mode::Query).len(), 2);
+        // a voiced kana is not its plain one, written whole or with the combining mark; a lone mark is a token too
+        assert_ne!(terms("が", Mode::Query), terms("か", Mode::Query));
+        assert_eq!(terms("が", Mode::Query), terms("か\u{3099}", Mode::Query));
+        assert_eq!(terms("\u{3099}", Mode::Document).len(), 1);
     }
 
     #[test]
