@@ -18,6 +18,10 @@
 //! Offsets always point into the original text, so `snippet()` highlights what the user wrote. Korean is written with
 //! spaces and stays word-based.
 //!
+//! **Changing what this produces for a text needs a migration that rebuilds the index** (`INSERT INTO
+//! messages_fts(messages_fts) VALUES ('rebuild')`, as v6 does): the index deletes a message by tokenizing its old text
+//! again, and tokens that differ from the ones stored corrupt it.
+//!
 //! The tokenizer is registered for every connection this process opens ([`install`], an SQLite auto-extension):
 //! a database with this index cannot be written by a connection without it (such as the stock `sqlite3` shell), which
 //! fails with "no such tokenizer: hermes" and changes nothing.
