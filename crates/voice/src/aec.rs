@@ -96,11 +96,6 @@ impl EchoCanceller {
         self.far.iter().copied().fold(0.0, f32::max)
     }
 
-    /// Is the playback audible now (what the microphone hears may still hold its echo)?
-    pub fn far_end_active(&self) -> bool {
-        self.far_level() > AUDIBLE_RMS
-    }
-
     /// The far end: a block of what the speakers play, any length (whole frames go to the canceller, the rest waits
     /// for the next block).
     pub fn render(&mut self, block: &[i16]) {
