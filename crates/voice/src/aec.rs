@@ -185,6 +185,15 @@ impl SharedEchoCanceller {
         }
     }
 
+    /// The microphone starts again after a gap (its device was lost and is back, or another one took over): its
+    /// next sample is of the playback's present, not of where its sample count stopped. What it held is dropped.
+    pub fn resync(&self) {
+        if let Ok(mut o) = self.0.lock() {
+            o.held.clear();
+            o.captured = o.rendered;
+        }
+    }
+
     /// [`EchoCanceller::capture`] of what may be processed now (this block and those held before it, once the
     /// playback is far enough ahead), returning the cleaned samples — possibly none yet. A poisoned lock gives the
     /// input back as it was.
@@ -249,6 +258,19 @@ mod tests {
         std::thread::spawn(move || s2.render(&[0; 2400])).join().unwrap();
         // the playback is 2400 samples in: the microphone's first 2400 - LEAD may go, in whole frames
         assert_eq!(shared.capture(&[0; 2400]).len(), (2400 - LEAD as usize) / FRAME * FRAME);
+    }
+
+    #[test]
+    fn after_a_gap_the_microphone_waits_for_the_playback_of_the_present() {
+        let shared = SharedEchoCanceller::new(AecOptions::default());
+        // 2 s of playback while the microphone was lost after 0.1 s
+        shared.render(&[0; 32_000]);
+        assert_eq!(shared.capture(&[0; 1600]).len(), 1600);
+        // unsynced, the next block would pass at once although its playback has not come in yet
+        shared.resync();
+        assert!(shared.capture(&[0; 1600]).is_empty(), "held until the playback of its moment");
+        shared.render(&[0; 1600 + LEAD as usize]);
+        assert_eq!(shared.capture(&[]).len(), 1600);
     }
 
     #[test]

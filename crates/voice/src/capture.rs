@@ -157,6 +157,29 @@ pub fn list_input_devices() -> Result<Vec<InputDevice>, CaptureError> {
         .collect())
 }
 
+/// The backend's id of the system's default input now (`None`: there is none).
+pub fn default_input_id() -> Option<String> {
+    default_input_id_in(&host())
+}
+
+pub(crate) fn default_input_id_in(host: &cpal::Host) -> Option<String> {
+    host.default_input_device()?.id().ok().map(|i| i.to_string())
+}
+
+/// Is the device `want` (as [`Recorder::start`] takes it) connected? `None`: the host could not tell.
+pub(crate) fn device_present_in(host: &cpal::Host, want: &str) -> Option<bool> {
+    match find_device_in(host, Some(want)) {
+        Ok(_) => Some(true),
+        Err(CaptureError::DeviceNotFound(_)) => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// The audio host, for a caller that asks it many questions ([`crate::live`]): one connection, not one a call.
+pub(crate) fn shared_host() -> cpal::Host {
+    host()
+}
+
 /// The input that hears what this machine plays: the monitor of the default output, as PulseAudio (and PipeWire's
 /// PulseAudio server) offer one for every output. The echo canceller's reference while read-aloud plays. `None` on
 /// other hosts (ALSA alone; macOS and Windows have no such input: there the canceller stays off).
@@ -215,6 +238,7 @@ pub struct Recording {
     shared: Arc<Shared>,
     min_duration: Duration,
     device: String,
+    device_id: String,
 }
 
 impl std::fmt::Debug for Recording {
@@ -241,6 +265,11 @@ impl Recorder {
         self
     }
 
+    /// The event handler set by [`Recorder::on_event`] ([`crate::live`] wraps it).
+    pub(crate) fn on_event_fn(&self) -> Option<EventFn> {
+        self.on_event.clone()
+    }
+
     /// Receive the 16 kHz mono samples as they are produced (e.g. for the VAD in hands-free mode).
     #[must_use]
     pub fn on_samples(mut self, f: impl Fn(&[i16]) + Send + Sync + 'static) -> Self {
@@ -252,7 +281,7 @@ impl Recorder {
     /// substring of the name also matches), or the system default when `None`.
     pub fn start(&self, device: Option<&str>) -> Result<Recording, CaptureError> {
         let (tx, rx) = mpsc::channel::<Msg>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<String, CaptureError>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(String, String), CaptureError>>();
         let shared = Arc::new(Shared::default());
         let worker = Worker {
             config: self.config.clone(),
@@ -269,9 +298,14 @@ impl Recorder {
         // Opening normally takes milliseconds; a sound server that accepts the connection but never answers must
         // not hang the app.
         match ready_rx.recv_timeout(START_TIMEOUT) {
-            Ok(Ok(device)) => {
-                Ok(Recording { tx, join: Some(join), shared, min_duration: self.config.min_duration, device })
-            }
+            Ok(Ok((device, device_id))) => Ok(Recording {
+                tx,
+                join: Some(join),
+                shared,
+                min_duration: self.config.min_duration,
+                device,
+                device_id,
+            }),
             Ok(Err(e)) => {
                 let _ = join.join();
                 Err(e)
@@ -293,6 +327,11 @@ impl Recording {
     /// The device being recorded.
     pub fn device(&self) -> &str {
         &self.device
+    }
+
+    /// The backend's id of the device being recorded (`pulseaudio:…`, `alsa:…`), as [`default_input_id`] gives it.
+    pub fn device_id(&self) -> &str {
+        &self.device_id
     }
 
     /// Seconds of 16 kHz audio captured so far.
@@ -505,15 +544,16 @@ impl Worker {
         device: Option<&str>,
         tx: mpsc::Sender<Msg>,
         rx: mpsc::Receiver<Msg>,
-        ready: mpsc::Sender<Result<String, CaptureError>>,
+        ready: mpsc::Sender<Result<(String, String), CaptureError>>,
     ) -> Result<Vec<i16>, CaptureError> {
         let (audio_tx, audio) = mpsc::channel::<Vec<f32>>();
         let opened = find_device(device).and_then(|(d, host_id)| {
             let name = d.description().map(|x| x.name().to_string()).unwrap_or_else(|_| "microphone".into());
-            open_stream(&d, host_id, &audio_tx, &tx).map(|(s, rate, ch)| (s, rate, ch, name))
+            let id = d.id().map(|i| i.to_string()).unwrap_or_default();
+            open_stream(&d, host_id, &audio_tx, &tx).map(|(s, rate, ch)| (s, rate, ch, name, id))
         });
         drop((tx, audio_tx));
-        let (stream, rate, channels, name) = match opened {
+        let (stream, rate, channels, name, id) = match opened {
             Ok(x) => x,
             Err(e) => {
                 let _ = ready.send(Err(e.clone()));
@@ -521,7 +561,7 @@ impl Worker {
             }
         };
         let mut resampler = StreamResampler::new(rate).map_err(CaptureError::Internal)?;
-        let _ = ready.send(Ok(name.clone()));
+        let _ = ready.send(Ok((name.clone(), id)));
         self.emit(CaptureEvent::Started { device: name, sample_rate: rate, channels });
 
         let max_samples = self.config.max_wav_bytes.saturating_sub(44) / 2;

@@ -8,6 +8,8 @@ pub mod capture;
 pub mod clip;
 #[cfg(feature = "vad")]
 pub mod listener;
+#[cfg(feature = "capture")]
+pub mod live;
 pub mod resample;
 pub mod tts;
 #[cfg(feature = "vad")]
