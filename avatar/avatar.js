@@ -8,10 +8,23 @@
  *   window.hermesAvatar.setSpeechLevel(level)  optional: envelope of the agent's voice, 0..1, for lip-sync
  *   window.hermesAvatar.setLook(name)          optional: colour theme, 'lilac' | 'mint' | 'sunset' | 'ocean' |
  *                                              'graphite' (unknown → 'lilac'); also `?look=NAME` in the page URL
+ *   window.hermesAvatar.setImage(url)          optional: a picture the user picked, shown round in place of Pip
+ *                                              with the same motion: a `data:image/(png|jpeg|webp|gif);base64,…`
+ *                                              URL of at most 4 MiB of text whose first bytes are a PNG, JPEG, GIF
+ *                                              or WebP signature → shown, true; null or '' (or only blanks) → back
+ *                                              to Pip, true; anything else (http(s):, javascript:, svg+xml, other
+ *                                              types, non-strings, longer text) is refused → false, nothing changes
  *
  * The API object exists as soon as this file has run (it is loaded synchronously in <head>); calls made before the
  * document is parsed are remembered and applied on DOMContentLoaded. Text from the agent is hostile: it is only
  * ever assigned with textContent. No network, no eval, no innerHTML.
+ *
+ * A picture (setImage) is an SVG <image> clipped to a circle where Pip's body is, in the same view box (so the
+ * speech bubble's layout and the glow need nothing new); the root carries data-image="1" while it is shown. It
+ * breathes like Pip (a CSS loop, paused like his), bounces and stretches with the mouth's openness while speaking
+ * (--open on the root, 0..1: setSpeechLevel's envelope when fresh, else the procedural syllables), and a ring
+ * around it shows the microphone level while listening and the pose's colour otherwise; thinking, waiting, error
+ * and tool also get a badge with an icon (not colour alone). The page's CSP allows images from data: URLs only.
  */
 (function () {
   'use strict';
@@ -36,6 +49,12 @@
   // for at most 30 s at ~55 ms a character (readingMs), so ~500 characters is what can be read in it; laying out
   // thousands more only cost a long frame when a long reply ended.
   var MAX_TEXT = 600;
+  // setImage(): the app hands over the user's picture downscaled to ≤ 512 px, which is well under this as base64
+  var MAX_IMAGE_CHARS = 4 * 1024 * 1024;
+  var IMAGE_URL = /^data:image\/(?:png|jpeg|webp|gif);base64,/i;
+  var BASE64 = /^[A-Za-z0-9+\/]+={0,2}$/;
+  // the first bytes of a PNG, a JPEG, a GIF, a WebP file (decoded from the first 16 base64 characters)
+  var RASTER_MAGIC = /^(?:\x89PNG\r\n\x1a\n|\xff\xd8\xff|GIF8[79]a|RIFF[\s\S]{4}WEBP)/;
 
   var model = {
     state: 'idle',
@@ -47,6 +66,7 @@
     textSeq: 0,
     talkUntil: 0,
     look: 'lilac',
+    image: '', // the picture shown instead of Pip (a checked data: URL), '' for Pip
   };
 
   var dom = null; // set by init()
@@ -72,6 +92,26 @@
     if (typeof value !== 'string') return LOOKS[0];
     var s = value.trim().toLowerCase();
     return LOOKS.indexOf(s) >= 0 ? s : LOOKS[0];
+  }
+
+  /* setImage()'s argument: the data: URL to show, '' for Pip, or null to refuse it. Nothing is coerced (an object's
+     toString is never called), nothing is fetched: only a base64 data: URL of a raster type whose first bytes are
+     such an image. An SVG (data:image/svg+xml) could hold script or refer to the network; it is refused. */
+  function normaliseImage(value) {
+    if (value === null) return '';
+    if (typeof value !== 'string' || value.length > MAX_IMAGE_CHARS) return null;
+    if (!/\S/.test(value)) return '';
+    var head = IMAGE_URL.exec(value);
+    if (!head) return null;
+    var data = value.slice(head[0].length);
+    if (data.length < 16 || !BASE64.test(data)) return null;
+    var bytes = '';
+    try {
+      bytes = window.atob(data.slice(0, 16));
+    } catch (e) {
+      return null;
+    }
+    return RASTER_MAGIC.test(bytes) ? value : null;
   }
 
   function micFresh(t) {
@@ -142,6 +182,16 @@
       model.look = normaliseLook(name);
       applyLook();
       if (dom) applyPose(); // a call like any other: wakes a resting avatar, so the new colours are seen breathing
+    },
+    setImage: function (url) {
+      var image = normaliseImage(url);
+      if (image === null) return false; // refused: the avatar stays as it is
+      model.image = image;
+      if (dom) {
+        applyImage();
+        applyPose();
+      }
+      return true;
     },
   };
 
@@ -219,6 +269,21 @@
     ensureLoop();
   }
 
+  /* the picture (or Pip again): data-image on the root, the <image>'s href; the frame loop then drives it */
+  function applyImage() {
+    var root = dom.root;
+    if (model.image) {
+      if (dom.image.getAttribute('href') !== model.image) dom.image.setAttribute('href', model.image);
+      if (root.getAttribute('data-image') !== '1') root.setAttribute('data-image', '1');
+    } else {
+      root.removeAttribute('data-image');
+      dom.image.removeAttribute('href');
+      root.style.removeProperty('--open');
+    }
+    lastPicture = ['', '', '', ''];
+    layoutForBubble();
+  }
+
   function applyVolume() {
     dom.root.style.setProperty('--level', String(Math.round(model.micLevel * 1000) / 1000));
     applyPose();
@@ -231,11 +296,12 @@
   var MOUTH_Y = 152;
   var REST = { open: 0, width: 9, smile: 4.5, shift: 0 };
 
-  var cur = { open: 0, width: 9, smile: 4.5, shift: 0, glow: 0, glowScale: 0.9 };
+  var cur = { open: 0, width: 9, smile: 4.5, shift: 0, glow: 0, glowScale: 0.9, talk: 0, ring: 0, ringScale: 1 };
   var rafId = 0;
   var lastFrame = 0;
   var lastPath = '';
   var lastGlow = ['', ''];
+  var lastPicture = ['', '', '', ''];
   var orbitPhase = 0;
 
   // procedural speech: syllables with random length and loudness, grouped into words
@@ -264,7 +330,19 @@
   }
 
   function targets(t, pose) {
-    var tg = { open: REST.open, width: REST.width, smile: REST.smile, shift: 0, glow: 0, glowScale: 0.9 };
+    // talk: how far the picture is stretched by the voice (the mouth's openness, only while speaking); ring: the
+    // opacity of the coloured ring around the picture, ringScale its size
+    var tg = {
+      open: REST.open,
+      width: REST.width,
+      smile: REST.smile,
+      shift: 0,
+      glow: 0,
+      glowScale: 0.9,
+      talk: 0,
+      ring: 0,
+      ringScale: 1,
+    };
     if (pose === 'thinking') {
       tg.open = 0.05;
       tg.width = 4.2;
@@ -272,6 +350,7 @@
       tg.shift = 5;
       tg.glow = reducedMotion ? 0.4 : 0.33 + 0.12 * Math.sin(t / 450);
       tg.glowScale = 0.95;
+      tg.ring = 0.9;
     } else if (pose === 'listening') {
       var lv = model.micLevel;
       tg.open = 0.14 + 0.5 * lv;
@@ -279,6 +358,8 @@
       tg.smile = 2.5;
       tg.glow = 0.3 + 0.7 * lv;
       tg.glowScale = 0.86 + 0.24 * lv;
+      tg.ring = 0.3 + 0.7 * lv;
+      tg.ringScale = 1 + 0.07 * lv;
     } else if (pose === 'speaking') {
       var m;
       if (t - model.speechAt < SPEECH_FRESH_MS) {
@@ -293,6 +374,9 @@
       tg.smile = 5;
       tg.glow = 0.14 + 0.4 * m.open;
       tg.glowScale = 0.9 + 0.08 * m.open;
+      tg.talk = m.open;
+      tg.ring = 0.35 + 0.65 * m.open;
+      tg.ringScale = 1 + 0.06 * m.open;
     } else if (pose === 'waiting') {
       // an expectant little smile; the golden glow's gentle pulse is a CSS animation of the circle inside the
       // glow (avatar.css), so this loop can stop while a card waits, perhaps for a long time
@@ -301,6 +385,7 @@
       tg.smile = 4;
       tg.glow = 0.62;
       tg.glowScale = 0.95;
+      tg.ring = 0.95;
     } else if (pose === 'error') {
       // a small frown (a negative smile bends the lips down), a steady muted glow: worried, not alarming
       tg.open = 0;
@@ -308,6 +393,7 @@
       tg.smile = -3.4;
       tg.glow = 0.4;
       tg.glowScale = 0.92;
+      tg.ring = 0.95;
     } else if (pose === 'tool') {
       // concentrating: a short straight mouth pulled to one side, a faint steady glow
       tg.open = 0;
@@ -316,6 +402,7 @@
       tg.shift = -3;
       tg.glow = 0.22;
       tg.glowScale = 0.9;
+      tg.ring = 0.9;
     }
     return tg;
   }
@@ -365,6 +452,11 @@
     cur.shift = fast ? tg.shift : ease(cur.shift, tg.shift, dt, 160);
     cur.glow = ease(cur.glow, tg.glow, dt, pose === 'listening' ? 60 : 180);
     cur.glowScale = fast ? tg.glowScale : ease(cur.glowScale, tg.glowScale, dt, 90);
+    // the picture's values (Pip's loop ends as it always did: without a picture they jump to their targets)
+    var still = fast || !model.image;
+    cur.talk = still ? tg.talk : ease(cur.talk, tg.talk, dt, tg.talk > cur.talk ? 35 : 55);
+    cur.ring = !model.image ? tg.ring : ease(cur.ring, tg.ring, dt, pose === 'listening' || pose === 'speaking' ? 50 : 120);
+    cur.ringScale = still ? tg.ringScale : ease(cur.ringScale, tg.ringScale, dt, 60);
 
     var d = mouthPath(cur.open, cur.width, cur.smile, cur.shift);
     if (d !== lastPath) {
@@ -382,6 +474,7 @@
     if (glowTransform !== lastGlow[1]) dom.glow.style.transform = lastGlow[1] = glowTransform;
 
     orbit(t, dt, pose);
+    if (model.image) drawPicture();
 
     var settled =
       Math.abs(cur.open - tg.open) < 0.003 &&
@@ -389,7 +482,10 @@
       Math.abs(cur.smile - tg.smile) < 0.02 &&
       Math.abs(cur.shift - tg.shift) < 0.02 &&
       Math.abs(cur.glow - tg.glow) < 0.004 &&
-      Math.abs(cur.glowScale - tg.glowScale) < 0.002;
+      Math.abs(cur.glowScale - tg.glowScale) < 0.002 &&
+      Math.abs(cur.talk - tg.talk) < 0.003 &&
+      Math.abs(cur.ring - tg.ring) < 0.004 &&
+      Math.abs(cur.ringScale - tg.ringScale) < 0.002;
     var animated = pose === 'speaking' || pose === 'listening' || (pose === 'thinking' && !reducedMotion);
     if (!settled || animated) {
       rafId = window.requestAnimationFrame(frame);
@@ -402,6 +498,25 @@
     if (!dom || rafId || typeof window.requestAnimationFrame !== 'function') return;
     lastFrame = 0;
     rafId = window.requestAnimationFrame(frame);
+  }
+
+  /* The picture: --open on the root (the mouth's openness while speaking, 0..1), a stretch and a little hop with it
+     (pivoting at the picture's bottom; none with reduced motion), the ring's opacity and size. */
+  function drawPicture() {
+    var o = Math.round(cur.talk * 100) / 100;
+    var open = String(o);
+    var hop = '';
+    if (!reducedMotion && o > 0) {
+      hop =
+        'translate(0px, ' + Math.round(-6 * o * 100) / 100 + 'px) ' +
+        'scale(' + Math.round((1 - 0.035 * o) * 1000) / 1000 + ', ' + Math.round((1 + 0.08 * o) * 1000) / 1000 + ')';
+    }
+    var ring = String(Math.round(cur.ring * 1000) / 1000);
+    var ringTransform = 'scale(' + Math.round((reducedMotion ? 1 : cur.ringScale) * 1000) / 1000 + ')';
+    if (open !== lastPicture[0]) dom.root.style.setProperty('--open', (lastPicture[0] = open));
+    if (hop !== lastPicture[1]) dom.pictureTalk.style.transform = lastPicture[1] = hop;
+    if (ring !== lastPicture[2]) dom.ring.style.opacity = lastPicture[2] = ring;
+    if (ringTransform !== lastPicture[3]) dom.ring.style.transform = lastPicture[3] = ringTransform;
   }
 
   /* three dots on a tilted ellipse around the cap; behind the cap on the far side */
@@ -523,8 +638,9 @@
     if (!W || !H || !dom.bubble.offsetHeight) return; // no layout (hidden iframe, tests)
     var ASPECT = 222 / 216; // the SVG viewBox: -8 0 216 222
     // Part of the view box above the face that the bubble may overlap: the orbit and the top of the cap, and in
-    // small windows the whole cap (the face matters more than the hat when space is short).
-    var OVERLAP = (H < 300 ? 84 : 40) / 222;
+    // small windows the whole cap (the face matters more than the hat when space is short). A picture: down to the
+    // top of its ring, in small windows a little of the picture too (like the cap).
+    var OVERLAP = (H < 300 ? 84 : model.image ? 53 : 40) / 222;
     function faceTop(top) {
       var h = H - top;
       var ch = Math.min(h, W * ASPECT);
@@ -663,7 +779,18 @@
       orbitFront: root.querySelector('.orbit-front'),
       orbitBack: root.querySelector('.orbit-back'),
       dots: Array.prototype.slice.call(root.querySelectorAll('.orbit-dot')),
+      image: root.querySelector('.picture-img'),
+      pictureTalk: root.querySelector('.picture-talk'),
+      ring: root.querySelector('.picture-ring-wrap'),
     };
+    // a picture the engine cannot decode after all: Pip again rather than an empty circle
+    dom.image.addEventListener('error', function () {
+      if (model.image && dom.image.getAttribute('href') === model.image) {
+        model.image = '';
+        applyImage();
+        applyPose();
+      }
+    });
 
     // Optional page parameters (for hosts whose theme differs from the system's, and for the dev harness).
     var theme = queryParam('theme');
@@ -700,6 +827,7 @@
 
     // apply whatever arrived before the document was ready
     applyLook();
+    applyImage();
     root.style.setProperty('--level', String(Math.round(model.micLevel * 1000) / 1000));
     applyPose();
     if (model.text) renderBubble();

@@ -1,7 +1,9 @@
 // Dev harness for avatar.html: embeds it in same-origin iframes and drives window.hermesAvatar the way the app
 // does. Serve the avatar/ folder over http (python3 -m http.server -b 127.0.0.1) and open dev/harness.html.
 //   ?shot=1&w=400&h=500&state=thinking&theme=dark&look=mint&text=...&level=0.6&motion=reduce&mic=1&envelope=1
+//   &picture=sample
 // (look= is handed to the page as its own ?look=, the way an app would load it; the selector calls setLook()).
+// A picture (setImage) is read from a file and downscaled to ≤ 512 px the way the app does; "sample picture" draws one.
 'use strict';
 (function () {
   var q = new URLSearchParams(location.search);
@@ -56,6 +58,50 @@
   function setState(s) { each(function (a) { a.setState(s); }); }
   function speak(t) { each(function (a) { a.speak(t); }); }
 
+  var picture = null; // the data: URL handed to setImage, also to frames that (re)load
+
+  function setImage(url) {
+    picture = url;
+    each(function (a) { if (a.setImage) a.setImage(url); });
+  }
+
+  /* a stand-in for a photo: a sky, a sun, a hill — drawn, so the harness needs no image file */
+  function samplePicture() {
+    var c = document.createElement('canvas');
+    c.width = c.height = 256;
+    var g = c.getContext('2d');
+    var sky = g.createLinearGradient(0, 0, 0, 256);
+    sky.addColorStop(0, '#7cc4ff');
+    sky.addColorStop(1, '#ffe1b8');
+    g.fillStyle = sky;
+    g.fillRect(0, 0, 256, 256);
+    g.fillStyle = '#ffcf3f';
+    g.beginPath(); g.arc(170, 90, 38, 0, Math.PI * 2); g.fill();
+    g.fillStyle = '#3f9d5a';
+    g.beginPath(); g.ellipse(90, 260, 200, 90, 0, 0, Math.PI * 2); g.fill();
+    return c.toDataURL('image/png');
+  }
+
+  /* the user's file, downscaled to ≤ 512 px (a GIF is passed as it is, to keep its animation, if it is small) */
+  function readPicture(file) {
+    var r = new FileReader();
+    r.onload = function () {
+      var url = String(r.result);
+      if (file.type === 'image/gif' && url.length < 3000000) { setImage(url); return; }
+      var img = new Image();
+      img.onload = function () {
+        var k = Math.min(1, 512 / Math.max(img.naturalWidth, img.naturalHeight));
+        var c = document.createElement('canvas');
+        c.width = Math.max(1, Math.round(img.naturalWidth * k));
+        c.height = Math.max(1, Math.round(img.naturalHeight * k));
+        c.getContext('2d').drawImage(img, 0, 0, c.width, c.height);
+        setImage(file.type === 'image/jpeg' ? c.toDataURL('image/jpeg', 0.9) : c.toDataURL('image/png'));
+      };
+      img.src = url;
+    };
+    r.readAsDataURL(file);
+  }
+
   function mic(on) {
     clearInterval(timers.mic);
     if (!on) return;
@@ -80,6 +126,7 @@
 
   function initial(f) {
     var a = f.contentWindow.hermesAvatar;
+    if (picture && a.setImage) a.setImage(picture);
     var st = q.get('state');
     if (st) a.setState(st);
     if (q.get('text') !== null) a.speak(q.get('text') === 'long' ? LONG : q.get('text') === 'hostile' ? HOSTILE : q.get('text'));
@@ -115,6 +162,7 @@
       document.body.appendChild(pre);
     }, Number(q.get('debug_at') || 1500));
   }
+  if (q.get('picture') === 'sample') picture = samplePicture();
   document.body.classList.toggle('dark', dark);
   if (shot) {
     document.body.classList.add('shot');
@@ -137,10 +185,13 @@
     if (act === 'long') speak(LONG);
     if (act === 'hostile') speak(HOSTILE);
     if (act === 'cycle') cycle();
+    if (act === 'sample-picture') setImage(samplePicture());
+    if (act === 'no-picture') setImage(null);
   });
   document.querySelector('.toolbar').addEventListener('change', function (e) {
     var act = e.target.dataset.action;
     if (act === 'envelope') envelope(e.target.checked);
+    if (act === 'picture' && e.target.files && e.target.files[0]) readPicture(e.target.files[0]);
     if (act === 'look') {
       look = e.target.value;
       each(function (a) { a.setLook(look); });

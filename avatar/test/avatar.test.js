@@ -122,7 +122,7 @@ describe('API', () => {
     window.eval('try { window.hermesAvatar = { setState() {} } } catch (e) {}');
     expect(window.hermesAvatar).toBe(api);
     expect(Object.isFrozen(api)).toBe(true);
-    expect(Object.keys(api).sort()).toEqual(['setLook', 'setSpeechLevel', 'setState', 'setVolume', 'speak']);
+    expect(Object.keys(api).sort()).toEqual(['setImage', 'setLook', 'setSpeechLevel', 'setState', 'setVolume', 'speak']);
     window.eval('try { window.hermesAvatar.setLook = function () {} } catch (e) {}');
     window.eval('try { delete window.hermesAvatar.setLook } catch (e) {}');
     expect(typeof api.setLook).toBe('function');
@@ -818,5 +818,448 @@ describe('setLook', () => {
     expect(root.getAttribute('data-look')).toBe('graphite');
     expect(root.getAttribute('data-state')).toBe('waiting');
     expect(root.getAttribute('data-pose')).toBe('waiting');
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// setImage: a picture the user picked, shown instead of Pip
+
+// tiny real images (1×1) of the four accepted kinds
+const PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const JPEG =
+  'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////' +
+  '////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=';
+const WEBP = 'data:image/webp;base64,UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAwA0JaQAA3AA/vuUAAA=';
+const GIF = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
+const b64 = (text) => Buffer.from(text, 'utf8').toString('base64');
+const SVG_TEXT = '<svg xmlns="http://www.w3.org/2000/svg" onload="window.__xss=3"><circle r="9"/></svg>';
+const MAX_IMAGE = 4 * 1024 * 1024;
+// a PNG's signature followed by filler: valid base64 of exactly `length` characters in all
+const pngOfLength = (length) => {
+  const head = 'data:image/png;base64,iVBORw0KGgoAAAAN';
+  return head + 'A'.repeat(length - head.length);
+};
+
+const imageOf = (document) => document.querySelector('.picture-img');
+const openOf = (root) => Number(root.style.getPropertyValue('--open') || 0);
+const ringOf = (document) => Number(document.querySelector('.picture-ring-wrap').style.opacity || 0);
+const ringScaleOf = (document) =>
+  Number((document.querySelector('.picture-ring-wrap').style.transform.match(/scale\(([\d.]+)\)/) || [0, 1])[1]);
+// the vertical stretch of the picture (1 when it is not stretched)
+const stretchOf = (document) => {
+  const t = document.querySelector('.picture-talk').style.transform;
+  const m = t.match(/scale\(([\d.]+), ([\d.]+)\)/);
+  return m ? Number(m[2]) : 1;
+};
+const hopOf = (document) => {
+  const m = document.querySelector('.picture-talk').style.transform.match(/translate\(0px, (-?[\d.]+)px\)/);
+  return m ? Number(m[1]) : 0;
+};
+const shown = (window, el) => window.getComputedStyle(el).display !== 'none';
+
+describe('setImage', () => {
+  it('exists before the body is parsed, and nothing is shown before a call', async () => {
+    const { window, root, document } = await load({ early: `window.__early = typeof window.hermesAvatar.setImage;` });
+    expect(window.__early).toBe('function');
+    expect(root.hasAttribute('data-image')).toBe(false);
+    expect(imageOf(document).hasAttribute('href')).toBe(false);
+  });
+
+  it.each([
+    ['png', PNG],
+    ['jpeg', JPEG],
+    ['webp', WEBP],
+    ['gif', GIF],
+    ['upper-case type', PNG.replace('data:image/png', 'DATA:IMAGE/PNG')],
+  ])('shows a %s picture instead of Pip: data-image="1", the <image> gets the URL', async (_kind, url) => {
+    const { api, root, document, window } = await load({ css: true });
+    expect(shown(window, document.querySelector('.character'))).toBe(true);
+    expect(shown(window, document.querySelector('.picture'))).toBe(false);
+    expect(api.setImage(url)).toBe(true);
+    expect(root.getAttribute('data-image')).toBe('1');
+    expect(imageOf(document).getAttribute('href')).toBe(url);
+    expect(shown(window, document.querySelector('.character'))).toBe(false);
+    expect(shown(window, document.querySelector('.picture'))).toBe(true);
+  });
+
+  it('the picture is round, covers its circle, sits where Pip is and is decorative', async () => {
+    const { document } = await load();
+    const img = imageOf(document);
+    expect(img.namespaceURI).toBe('http://www.w3.org/2000/svg');
+    expect(img.getAttribute('preserveAspectRatio')).toBe('xMidYMid slice'); // object-fit: cover
+    expect(img.getAttribute('clip-path')).toBe('url(#av-picture-clip)');
+    const clip = document.querySelector('#av-picture-clip circle');
+    expect([clip.getAttribute('cx'), clip.getAttribute('cy'), clip.getAttribute('r')]).toEqual(['100', '132', '70']);
+    // the square of the image is the clip circle's bounding box: centred on Pip's body (x 31..169, y 58..205)
+    expect(Number(img.getAttribute('x')) + Number(img.getAttribute('width')) / 2).toBe(100);
+    expect(Number(img.getAttribute('y')) + Number(img.getAttribute('height')) / 2).toBe(132);
+    expect(Number(img.getAttribute('width'))).toBe(140);
+    expect(img.closest('svg').getAttribute('aria-hidden')).toBe('true'); // no text alternative of its own
+    expect(document.querySelector('.stage').getAttribute('aria-label')).toBe('Hermes, your agent');
+    expect(document.querySelector('img')).toBeNull();
+  });
+
+  it.each([
+    ['an http URL', 'http://example.com/me.png'],
+    ['an https URL', 'https://example.com/me.png'],
+    ['a protocol-relative URL', '//example.com/me.png'],
+    ['a relative path', 'me.png'],
+    ['a file URL', 'file:///home/me/me.png'],
+    ['javascript:', 'javascript:window.__xss=1'],
+    ['a blob URL', 'blob:http://localhost/0b7c'],
+    ['an SVG data URL (base64)', 'data:image/svg+xml;base64,' + b64(SVG_TEXT)],
+    ['an SVG data URL (text)', 'data:image/svg+xml,' + encodeURIComponent(SVG_TEXT)],
+    ['an SVG labelled as PNG', 'data:image/png;base64,' + b64(SVG_TEXT)],
+    ['text labelled as GIF', 'data:image/gif;base64,' + b64('hello, this is not a picture at all')],
+    ['HTML', 'data:text/html;base64,' + b64('<script>window.__xss=4</script>')],
+    ['a BMP', 'data:image/bmp;base64,Qk06AAAAAAAAADYAAAAoAAAAAQAAAAEAAAABABgAAAAAAAQAAAA='],
+    ['a PNG without base64', 'data:image/png,' + encodeURIComponent('\x89PNG\r\n\x1a\n')],
+    ['a PNG with a parameter', PNG.replace(';base64', ';charset=utf-8;base64')],
+    ['a PNG with broken base64', PNG.replace('iVBORw0KGgo', 'iVBORw0KGgo"><b>')],
+    ['a PNG with a space', PNG.replace('AAAAN', 'AAAA N')],
+    ['a PNG after blanks', ' ' + PNG],
+    ['a PNG signature only', 'data:image/png;base64,iVBORw0K'],
+    ['no data at all', 'data:image/png;base64,'],
+    ['more than 4 MiB of text', pngOfLength(MAX_IMAGE + 1)],
+  ])('refuses %s and keeps the current picture (or Pip)', async (_what, bad) => {
+    const { api, root, document, window } = await load();
+    expect(api.setImage(bad)).toBe(false);
+    expect(root.hasAttribute('data-image')).toBe(false);
+    expect(imageOf(document).hasAttribute('href')).toBe(false);
+    api.setImage(GIF);
+    expect(() => api.setImage(bad)).not.toThrow();
+    expect(api.setImage(bad)).toBe(false);
+    expect(root.getAttribute('data-image')).toBe('1');
+    expect(imageOf(document).getAttribute('href')).toBe(GIF);
+    await sleep(30);
+    expect(window.__xss).toBeUndefined();
+  });
+
+  it('takes up to 4 MiB of text (4 194 304 characters), not one more', async () => {
+    const { api, root, document } = await load();
+    const limit = pngOfLength(MAX_IMAGE);
+    expect(api.setImage(limit)).toBe(true);
+    expect(imageOf(document).getAttribute('href')).toBe(limit);
+    expect(api.setImage(pngOfLength(MAX_IMAGE + 1))).toBe(false);
+    expect(imageOf(document).getAttribute('href')).toBe(limit);
+    expect(api.setImage(' '.repeat(MAX_IMAGE + 1))).toBe(false); // even blanks: too long is refused first
+    expect(root.getAttribute('data-image')).toBe('1');
+  });
+
+  it.each([
+    ['a number', 42],
+    ['true', true],
+    ['undefined', undefined],
+    ['NaN', NaN],
+    ['an object', {}],
+    ['an array holding a URL', [PNG]],
+    ['an object whose toString is a URL', { toString: () => PNG }],
+    ['a String object', new String(PNG)], // eslint-disable-line no-new-wrappers
+    ['a function', () => PNG],
+    ['a symbol', Symbol.iterator],
+    ['a throwing proxy', new Proxy({}, { get() { throw new Error('trap'); } })],
+  ])('refuses %s without coercing it, and does not throw', async (_what, bad) => {
+    const { api, root, document } = await load();
+    api.setImage(WEBP);
+    let result;
+    expect(() => (result = api.setImage(bad))).not.toThrow();
+    expect(result).toBe(false);
+    expect(root.getAttribute('data-image')).toBe('1');
+    expect(imageOf(document).getAttribute('href')).toBe(WEBP);
+  });
+
+  it.each([['null', null], ['the empty string', ''], ['blanks', ' \n\t ']])('%s goes back to Pip', async (_what, off) => {
+    const { api, root, document, window } = await load({ css: true });
+    api.setImage(PNG);
+    api.setState('speaking');
+    api.setSpeechLevel(1);
+    await sleep(120);
+    expect(openOf(root)).toBeGreaterThan(0);
+    expect(api.setImage(off)).toBe(true);
+    expect(root.hasAttribute('data-image')).toBe(false);
+    expect(imageOf(document).hasAttribute('href')).toBe(false);
+    expect(root.style.getPropertyValue('--open')).toBe('');
+    expect(shown(window, document.querySelector('.character'))).toBe(true);
+    expect(shown(window, document.querySelector('.picture'))).toBe(false);
+    expect(root.getAttribute('data-state')).toBe('speaking'); // the state is untouched
+    // and a picture can come back
+    expect(api.setImage(JPEG)).toBe(true);
+    expect(root.getAttribute('data-image')).toBe('1');
+    expect(imageOf(document).getAttribute('href')).toBe(JPEG);
+  });
+
+  it('the last picture wins; the state, pose and look are untouched; a resting avatar wakes', async () => {
+    const { api, root, document } = await load({ url: 'http://localhost/avatar.html?rest=300' });
+    api.setState('waiting');
+    api.setLook('ocean');
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(true);
+    api.setImage(PNG);
+    api.setImage(GIF);
+    expect(imageOf(document).getAttribute('href')).toBe(GIF);
+    expect(root.classList.contains('resting')).toBe(false);
+    expect(root.getAttribute('data-state')).toBe('waiting');
+    expect(root.getAttribute('data-pose')).toBe('waiting');
+    expect(root.getAttribute('data-look')).toBe('ocean');
+    await sleep(450); // rests again, with the picture
+    expect(root.classList.contains('resting')).toBe(true);
+  });
+
+  it('a picture the engine cannot decode falls back to Pip', async () => {
+    const { api, root, document, window } = await load();
+    api.setImage(PNG);
+    imageOf(document).dispatchEvent(new window.Event('error'));
+    expect(root.hasAttribute('data-image')).toBe(false);
+    expect(imageOf(document).hasAttribute('href')).toBe(false);
+    api.setImage(GIF); // a new one is shown again
+    expect(root.getAttribute('data-image')).toBe('1');
+  });
+
+  it('is remembered when called before DOMContentLoaded: the last accepted call wins, refused ones change nothing', async () => {
+    const { root, document, window } = await load({
+      early: `window.__results = [
+                hermesAvatar.setImage(${JSON.stringify(GIF)}),
+                hermesAvatar.setImage(${JSON.stringify(PNG)}),
+                hermesAvatar.setImage('https://example.com/me.png'),
+                hermesAvatar.setImage(42),
+              ];
+              hermesAvatar.setState('thinking');
+              window.__stateAtCall = document.readyState;`,
+    });
+    expect(window.__stateAtCall).toBe('loading');
+    expect(window.__results).toEqual([true, true, false, false]);
+    expect(root.getAttribute('data-image')).toBe('1');
+    expect(imageOf(document).getAttribute('href')).toBe(PNG);
+    expect(root.getAttribute('data-pose')).toBe('thinking');
+
+    const off = await load({ early: `hermesAvatar.setImage(${JSON.stringify(PNG)}); hermesAvatar.setImage(null);` });
+    expect(off.root.hasAttribute('data-image')).toBe(false);
+    expect(imageOf(off.document).hasAttribute('href')).toBe(false);
+  });
+
+  it('speaking: --open, the stretch, the hop and the ring rise with setSpeechLevel and fall back at rest', async () => {
+    const { api, root, document } = await load();
+    api.setImage(PNG);
+    api.setState('speaking');
+    const feed = async (level) => {
+      for (let i = 0; i < 12; i++) {
+        api.setSpeechLevel(level);
+        await sleep(25);
+      }
+      return { open: openOf(root), stretch: stretchOf(document), hop: hopOf(document), ring: ringOf(document), ringScale: ringScaleOf(document) };
+    };
+    const quiet = await feed(0);
+    const half = await feed(0.5);
+    const loud = await feed(1);
+    expect(quiet.open).toBeLessThan(0.05);
+    expect(half.open).toBeGreaterThan(0.4);
+    expect(half.open).toBeLessThan(0.6);
+    expect(loud.open).toBeGreaterThan(0.8);
+    // the same value as Pip's mouth (hidden, but still driven)
+    expect(Math.abs(loud.open - mouthOpen(document))).toBeLessThan(0.05);
+    for (const k of ['stretch', 'ring', 'ringScale']) {
+      expect(half[k], k).toBeGreaterThan(quiet[k]);
+      expect(loud[k], k).toBeGreaterThan(half[k]);
+    }
+    expect(loud.stretch).toBeGreaterThan(1.06);
+    expect(loud.hop).toBeLessThan(-4); // up
+    expect(half.hop).toBeGreaterThan(loud.hop);
+    expect(loud.ring).toBeGreaterThan(0.9);
+    expect(quiet.ring).toBeLessThan(0.45);
+    api.setState('idle');
+    await sleep(700);
+    expect(openOf(root)).toBeLessThan(0.02);
+    expect(stretchOf(document)).toBeLessThan(1.002);
+    expect(ringOf(document)).toBeLessThan(0.05);
+  });
+
+  it('speaking without setSpeechLevel: the procedural syllables move the picture; so does a line being said', async () => {
+    const { api, root, document } = await load();
+    api.setImage(JPEG);
+    api.setState('speaking');
+    let max = 0;
+    const seen = new Set();
+    for (let i = 0; i < 30; i++) {
+      await sleep(25);
+      max = Math.max(max, openOf(root));
+      seen.add(openOf(root));
+    }
+    expect(max).toBeGreaterThan(0.2);
+    expect(seen.size).toBeGreaterThan(4); // it moves
+    api.setState('idle');
+    await sleep(500);
+    api.speak('Hello there, this is a line of about sixty characters long.');
+    expect(root.getAttribute('data-pose')).toBe('speaking');
+    max = 0;
+    for (let i = 0; i < 30; i++) {
+      await sleep(25);
+      max = Math.max(max, stretchOf(document));
+    }
+    expect(max).toBeGreaterThan(1.015);
+    // the bubble works above the picture
+    expect(root.classList.contains('has-bubble')).toBe(true);
+    expect(document.querySelector('.bubble-text').textContent).toBe('Hello there, this is a line of about sixty characters long.');
+  });
+
+  it('listening: the ring follows the microphone level; the picture itself does not talk', async () => {
+    const { api, root, document } = await load();
+    api.setImage(PNG);
+    api.setVolume(0);
+    expect(root.getAttribute('data-pose')).toBe('listening');
+    await sleep(400);
+    const quiet = { ring: ringOf(document), scale: ringScaleOf(document) };
+    for (let i = 0; i < 12; i++) {
+      api.setVolume(1);
+      await sleep(30);
+    }
+    const loud = { ring: ringOf(document), scale: ringScaleOf(document) };
+    expect(quiet.ring).toBeLessThan(0.4);
+    expect(loud.ring).toBeGreaterThan(quiet.ring + 0.5);
+    expect(loud.scale).toBeGreaterThan(quiet.scale + 0.04);
+    expect(openOf(root)).toBeLessThan(0.02);
+    expect(stretchOf(document)).toBe(1);
+    await sleep(1700); // the level stops arriving: idle, the ring fades
+    expect(root.getAttribute('data-pose')).toBe('idle');
+    expect(ringOf(document)).toBeLessThan(0.05);
+  });
+
+  it.each([['thinking'], ['waiting'], ['error'], ['tool']])('%s: a ring in the pose\'s colour and a badge with its icon', async (state) => {
+    const { api, window, document, root } = await load({ css: true });
+    api.setImage(PNG);
+    const badge = document.querySelector('.badge');
+    expect(window.getComputedStyle(badge).opacity).toBe('0');
+    api.setState(state);
+    expect(window.getComputedStyle(badge).opacity).toBe('1');
+    for (const other of ['thinking', 'waiting', 'error', 'tool']) {
+      const icon = document.querySelector(`.badge-${other}`);
+      expect(shown(window, icon), other).toBe(other === state);
+      expect(icon.children.length, other).toBeGreaterThan(0); // a shape, not only a colour
+    }
+    await sleep(1000);
+    expect(ringOf(document)).toBeGreaterThan(0.8);
+    // the ring and the badge take the pose's colour (--glow: var(--glow-<pose>))
+    const glowVar = { thinking: 'think', waiting: 'wait', error: 'error', tool: 'tool' }[state];
+    expect(window.getComputedStyle(root).getPropertyValue('--glow').trim()).toBe(`var(--glow-${glowVar})`);
+    api.setState('idle');
+    expect(window.getComputedStyle(badge).opacity).toBe('0');
+    await sleep(900);
+    expect(ringOf(document)).toBeLessThan(0.05);
+  });
+
+  it.each([['idle'], ['speaking'], ['listening']])('%s: no badge', async (state) => {
+    const { api, window, document } = await load({ css: true });
+    api.setImage(PNG);
+    api.setState(state);
+    expect(window.getComputedStyle(document.querySelector('.badge')).opacity).toBe('0');
+  });
+
+  it('the stylesheet: the ring in the pose\'s colour, the look\'s colours round the picture, the state loops', () => {
+    expect(CSS_CODE).toMatch(/\.avatar:not\(\[data-pose="idle"\]\) \.picture-ring \{ stroke: var\(--glow\); \}/);
+    expect(CSS_CODE).toMatch(/\.picture-ring \{[^}]*stroke: var\(--body\);/);
+    expect(CSS_CODE).toMatch(/\.picture-rim \{[^}]*stroke: var\(--body\);/);
+    expect(CSS_CODE).toMatch(/\.picture-bg \{ fill: var\(--body-hi\); \}/);
+    expect(CSS_CODE).toMatch(/\.badge-bg \{ fill: var\(--glow\);/);
+    expect(CSS_CODE).toMatch(/\.avatar\[data-pose="thinking"\] \.picture-ring \{[^}]*animation: av-ring-turn /);
+    expect(CSS_CODE).toMatch(/\.avatar\[data-pose="waiting"\] \.picture-ring \{ animation: av-pulse /);
+    expect(CSS_CODE).toMatch(/\.avatar\[data-pose="tool"\] \.badge-gear \{ animation: av-spin /);
+    expect(CSS_CODE).toMatch(/\.avatar\[data-image="1"\] \.character \{ display: none; \}/);
+  });
+
+  it('the look still colours it', async () => {
+    const { api, root, window } = await load({ css: true });
+    api.setImage(PNG);
+    api.setLook('sunset');
+    expect(root.getAttribute('data-look')).toBe('sunset');
+    expect(window.getComputedStyle(root).getPropertyValue('--lk-body').trim()).toBe('#ff9673');
+    expect(root.getAttribute('data-image')).toBe('1');
+  });
+
+  it('idle: breathes like Pip (a CSS loop the resting rule and the host pause), and the frame loop stops', async () => {
+    const { api, window, document, root } = await load({ css: true, url: 'http://localhost/avatar.html?rest=300' });
+    api.setImage(PNG);
+    const breath = document.querySelector('.picture-breath');
+    // (jsdom keeps the shorthand as written: read `animation`)
+    expect(window.getComputedStyle(breath).getPropertyValue('animation')).toMatch(/^av-bob 4\.4s /);
+    expect(CSS).toMatch(/@keyframes av-bob \{/);
+    expect(CSS).toMatch(/\.avatar\.resting \.breath,[^{]*\.avatar\.resting \.picture-breath,[^{]*\{\s*animation-play-state: paused;/);
+    await sleep(450);
+    expect(root.classList.contains('resting')).toBe(true);
+    expect(window.getComputedStyle(breath).getPropertyValue('animation-play-state')).toBe('paused');
+    const settled = window.__frames;
+    await sleep(300);
+    expect(window.__frames).toBe(settled);
+    expect(openOf(root)).toBe(0);
+    expect(stretchOf(document)).toBe(1);
+  });
+
+  describe('with reduced motion', () => {
+    it('speaking: the ring still shows the voice, the picture holds still (no stretch, no hop, no ring growth)', async () => {
+      const { api, root, document, window } = await load({ reducedMotion: true, css: true });
+      api.setImage(PNG);
+      expect(root.classList.contains('reduced-motion')).toBe(true);
+      api.setState('speaking');
+      for (let i = 0; i < 12; i++) {
+        api.setSpeechLevel(1);
+        await sleep(25);
+      }
+      expect(openOf(root)).toBeGreaterThan(0.8);
+      expect(ringOf(document)).toBeGreaterThan(0.6);
+      expect(document.querySelector('.picture-talk').style.transform).toBe('');
+      expect(ringScaleOf(document)).toBe(1);
+      // no keyframe loops (breathing, the turning or pulsing ring, the spinning gear)
+      const animation = (sel) => window.getComputedStyle(document.querySelector(sel)).getPropertyValue('animation');
+      expect(animation('.picture-breath')).toBe('none');
+      api.setState('thinking');
+      expect(animation('.picture-ring')).toBe('none');
+      api.setState('tool');
+      expect(animation('.badge-gear')).toBe('none');
+    });
+
+    it('follows the preference as it changes', async () => {
+      const { api, root, document, window } = await load({ reducedMotion: false });
+      api.setImage(PNG);
+      api.setState('speaking');
+      for (let i = 0; i < 12; i++) {
+        api.setSpeechLevel(1);
+        await sleep(25);
+      }
+      expect(stretchOf(document)).toBeGreaterThan(1.06);
+      window.__setReducedMotion(true);
+      for (let i = 0; i < 4; i++) {
+        api.setSpeechLevel(1);
+        await sleep(25);
+      }
+      expect(document.querySelector('.picture-talk').style.transform).toBe('');
+      expect(openOf(root)).toBeGreaterThan(0.8);
+    });
+  });
+
+  it('the page allows images from data: URLs only, and nothing else new (CSP)', () => {
+    const meta = new JSDOM(HTML).window.document.querySelector('meta[http-equiv="Content-Security-Policy"]');
+    const policy = Object.fromEntries(
+      meta.getAttribute('content').split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]),
+    );
+    expect(policy).toEqual({
+      'default-src': "'none'",
+      'script-src': "'self'",
+      'style-src': "'self'",
+      'img-src': 'data:',
+      'base-uri': "'none'",
+      'form-action': "'none'",
+    });
+  });
+
+  it('does not throw on any argument type, before or after the page is parsed', async () => {
+    const { api, window } = await load({
+      early: `window.__threw = false;
+              for (const v of [undefined, null, 0, NaN, '', 'x', {}, [], () => {}, Symbol.iterator]) {
+                try { hermesAvatar.setImage(v); } catch (e) { window.__threw = true; }
+              }`,
+    });
+    expect(window.__threw).toBe(false);
+    for (const v of [undefined, null, 0, -1, NaN, Infinity, '', 'x', {}, [], () => {}, Symbol.iterator, HOSTILE]) {
+      expect(() => api.setImage(v)).not.toThrow();
+    }
   });
 });
