@@ -14,6 +14,7 @@
 //! agent can never become code.
 
 pub mod consent;
+pub mod picture;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -26,7 +27,7 @@ use crate::state::AppState;
 pub const DETACHED: &str = "avatar";
 pub const REMOTE: &str = "avatar-remote";
 
-/// The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel` and `setLook`).
+/// The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`, `setLook` and `setImage`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Type)]
 #[serde(rename_all = "camelCase")]
 pub enum AvatarMethod {
@@ -36,6 +37,9 @@ pub enum AvatarMethod {
     SetSpeechLevel,
     /// The bundled page's colour theme (`lilac`, `mint`, …): the look chosen for the agent. A page without it ignores it.
     SetLook,
+    /// The bundled page's picture (a `data:image/…` URL of the user's picture for the agent, `""`: none). Never sent to
+    /// the agent's own page.
+    SetImage,
 }
 
 impl AvatarMethod {
@@ -46,6 +50,7 @@ impl AvatarMethod {
             AvatarMethod::SetVolume => "setVolume",
             AvatarMethod::SetSpeechLevel => "setSpeechLevel",
             AvatarMethod::SetLook => "setLook",
+            AvatarMethod::SetImage => "setImage",
         }
     }
 }
@@ -62,6 +67,9 @@ pub struct AvatarWindowClosed {
 pub fn call_script(method: AvatarMethod, arg: &serde_json::Value) -> AppResult<String> {
     let ok = match method {
         AvatarMethod::SetState | AvatarMethod::Speak | AvatarMethod::SetLook => arg.is_string(),
+        AvatarMethod::SetImage => {
+            arg.as_str().is_some_and(|u| u.is_empty() || (u.starts_with("data:image/") && u.len() <= 4 * 1024 * 1024))
+        }
         AvatarMethod::SetVolume | AvatarMethod::SetSpeechLevel => arg.is_number(),
     };
     if !ok {
@@ -296,12 +304,21 @@ pub fn avatar_consents(consents: tauri::State<'_, consent::ConsentStore>, profil
     consents.of(&profile_id).into_iter().map(|(origin, consent)| AvatarConsent { origin, consent }).collect()
 }
 
+/// The windows a call goes to: the detached bundled page and the agent's own page — but the user's picture only to
+/// the bundled page (it is the user's, not the agent's page's business).
+fn windows_for(method: AvatarMethod) -> &'static [&'static str] {
+    match method {
+        AvatarMethod::SetImage => &[DETACHED],
+        _ => &[DETACHED, REMOTE],
+    }
+}
+
 /// Call the avatar contract in the detached and the remote windows (those that are open).
 #[tauri::command]
 #[specta::specta]
 pub fn avatar_call(app: AppHandle, method: AvatarMethod, arg: serde_json::Value) -> AppResult<()> {
     let script = call_script(method, &arg)?;
-    for label in [DETACHED, REMOTE] {
+    for &label in windows_for(method) {
         if let Some(w) = app.get_webview_window(label) {
             let _ = w.eval(&script);
         }
@@ -309,10 +326,78 @@ pub fn avatar_call(app: AppHandle, method: AvatarMethod, arg: serde_json::Value)
     Ok(())
 }
 
+/* ---------- a picture as the avatar ---------- */
+
+fn known_profile(state: &AppState, id: &str) -> AppResult<()> {
+    if state.app.profiles()?.iter().any(|p| p.id == id) { Ok(()) } else { Err(AppError::invalid("no such profile")) }
+}
+
+fn picture_error(e: picture::PictureError) -> AppError {
+    match e {
+        picture::PictureError::Io(m) => AppError::internal(m),
+        other => AppError::invalid(other.to_string()),
+    }
+}
+
+/// The user picks a picture (PNG, JPEG, WebP, GIF) for profile `profile_id`'s avatar: it is cropped, scaled and kept
+/// (see [`picture`]). Its `data:` URL for the page, or `None` when the dialog was cancelled.
+#[tauri::command]
+#[specta::specta]
+pub async fn avatar_picture_pick(
+    app: AppHandle,
+    state: tauri::State<'_, AppState>,
+    profile_id: String,
+) -> AppResult<Option<String>> {
+    known_profile(&state, &profile_id)?;
+    let Some(path) = crate::commands::files::pick_image(&app).await? else { return Ok(None) };
+    let dir = state.data_dir.clone();
+    crate::commands::blocking(move || {
+        let len = std::fs::metadata(&path)?.len();
+        if len > picture::MAX_FILE_BYTES {
+            return Err(picture_error(picture::PictureError::TooLarge));
+        }
+        let pic = picture::prepare(&std::fs::read(&path)?).map_err(picture_error)?;
+        picture::save(&dir, &profile_id, &pic)?;
+        tracing::info!(profile = %profile_id, bytes = pic.bytes.len(), png = pic.png, "avatar picture kept");
+        Ok(Some(pic.data_url()))
+    })
+    .await?
+}
+
+/// Profile `profile_id`'s avatar picture as a `data:` URL, if it has one.
+#[tauri::command]
+#[specta::specta]
+pub async fn avatar_picture(state: tauri::State<'_, AppState>, profile_id: String) -> AppResult<Option<String>> {
+    let dir = state.data_dir.clone();
+    crate::commands::blocking(move || picture::load(&dir, &profile_id).map(|p| p.data_url())).await
+}
+
+/// Back to the drawn avatar for profile `profile_id`.
+#[tauri::command]
+#[specta::specta]
+pub async fn avatar_picture_clear(state: tauri::State<'_, AppState>, profile_id: String) -> AppResult<()> {
+    let dir = state.data_dir.clone();
+    crate::commands::blocking(move || picture::remove(&dir, &profile_id)).await??;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_users_picture_never_reaches_the_agents_page() {
+        assert_eq!(windows_for(AvatarMethod::SetImage), [DETACHED]);
+        assert_eq!(windows_for(AvatarMethod::SetLook), [DETACHED, REMOTE]);
+        assert!(call_script(AvatarMethod::SetImage, &json!("data:image/png;base64,iVBORw0KGgo=")).is_ok());
+        assert!(call_script(AvatarMethod::SetImage, &json!("")).is_ok(), "'' takes it off");
+        for bad in [json!("https://example.com/me.png"), json!("javascript:alert(1)"), json!(1)] {
+            assert!(call_script(AvatarMethod::SetImage, &bad).is_err(), "{bad}");
+        }
+        let huge = format!("data:image/png;base64,{}", "A".repeat(4 * 1024 * 1024));
+        assert!(call_script(AvatarMethod::SetImage, &json!(huge)).is_err());
+    }
 
     /// hostile text stays one JSON string literal: the script's only call is the contract's, and the literal
     /// decodes back to exactly the text.

@@ -41,6 +41,7 @@ pub fn install(app: &AppHandle) {
                     }
                     refresh(app);
                 }
+                Some(TrayAction::StopListening) => crate::voice::stop_listening(app),
                 Some(TrayAction::Open { profile_id, conversation_id }) => {
                     crate::window::open_conversation(app, &profile_id, &conversation_id);
                 }
@@ -79,7 +80,8 @@ fn menu(app: &AppHandle, d: &Dashboard) -> tauri::Result<Menu<Wry>> {
 pub fn dashboard(app: &AppHandle) -> Dashboard {
     let settings = app.try_state::<crate::settings::SettingsState>().map(|s| s.get()).unwrap_or_default();
     let muted = settings.mute_until > crate::hub::now_ms();
-    Dashboard { agents: crate::hub::statuses(app), unread: crate::hub::unread(app), muted }
+    let listening = app.try_state::<crate::voice::VoiceState>().and_then(|v| v.listening());
+    Dashboard { agents: crate::hub::statuses(app), unread: crate::hub::unread(app), muted, listening }
 }
 
 /// The refreshes' queue: one thread applies them one after another, each reading the dashboard as it starts.
@@ -128,7 +130,28 @@ fn apply(app: &AppHandle) {
     }
     let _ = tray.set_title(d.title().as_deref());
     let _ = tray.set_tooltip(Some(d.tooltip()));
+    set_icon(app, &tray, d.listening.is_some());
     badge(app, d.total_unread());
+}
+
+/// The icon with a red dot while the microphone is open, the plain one otherwise (set only when that changes: on
+/// Linux each new icon is a PNG written for the tray host).
+fn set_icon(app: &AppHandle, tray: &tauri::tray::TrayIcon, listening: bool) {
+    static SHOWN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if SHOWN.swap(listening, std::sync::atomic::Ordering::Relaxed) == listening {
+        return;
+    }
+    let Some(icon) = app.default_window_icon() else { return };
+    let img = if listening {
+        let mut rgba = icon.rgba().to_vec();
+        hermes_app::dashboard::listening_icon(&mut rgba, icon.width(), icon.height());
+        tauri::image::Image::new_owned(rgba, icon.width(), icon.height())
+    } else {
+        icon.clone().to_owned()
+    };
+    if let Err(e) = tray.set_icon(Some(img)) {
+        tracing::warn!("cannot change the tray icon: {e}");
+    }
 }
 
 /// The dock (macOS) or launcher (Linux, where the desktop supports it) badge; Windows has none without an overlay

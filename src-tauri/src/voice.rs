@@ -17,6 +17,7 @@ use hermes_voice::aec::{AecOptions, SharedEchoCanceller};
 use hermes_voice::capture::{CaptureError, CaptureEvent, MAX_WAV_BYTES, Recorder, RecorderConfig, Recording};
 use hermes_voice::clip::{Clip, ClipError};
 use hermes_voice::listener::{Listener, ListenerEvent};
+use hermes_voice::live::{InputChange, LiveInput};
 use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
 use hermes_voice::vad::{Segmenter, SegmenterConfig};
 use serde::{Deserialize, Serialize};
@@ -157,6 +158,12 @@ pub enum VoiceEvent {
     Utterance { clips: Vec<VoiceClip> },
     /// The microphone failed (unplugged…): recording has ended.
     Error { code: ErrorCode, message: String },
+    /// Hands-free: the microphone went away; listening goes on by itself when it is back (`MicBack`).
+    MicLost { message: String },
+    /// Hands-free: listening again on `device`, after a loss or because the system default input changed.
+    MicBack { device: String, after_loss: bool },
+    /// Listening was ended from outside the page (the tray's "Stop listening").
+    Stopped,
 }
 
 /// The push-to-talk shortcut was pressed or released (also while the window is in the background).
@@ -198,13 +205,30 @@ pub struct TtsStatus {
 
 /* ---------- state ---------- */
 
+/// The microphone as it is open: a push-to-talk recording, or hands-free listening that outlives its device.
+enum Input {
+    Ptt(Recording),
+    Live(LiveInput),
+}
+
+impl Input {
+    fn end(self) {
+        match self {
+            Input::Ptt(r) => r.cancel(),
+            Input::Live(l) => l.stop(),
+        }
+    }
+}
+
 struct Active {
     mode: VoiceMode,
-    recording: Recording,
+    input: Input,
     /// Hands-free: the VAD and clip writer fed by the recording.
     listener: Option<Listener>,
     /// Hands-free with echo cancellation: the recording of what the speakers play (the canceller's reference).
     reference: Option<Recording>,
+    /// The page's Channel (the tray's "Stop listening" tells it).
+    events: Channel<VoiceEvent>,
 }
 
 impl Active {
@@ -216,12 +240,15 @@ impl Active {
         if let Some(r) = self.reference {
             r.cancel();
         }
-        self.recording.cancel();
+        self.input.end();
         if let Some(l) = self.listener {
             l.finish();
         }
     }
 }
+
+/// The microphone is open: what the tray shows (and offers to stop).
+pub use hermes_app::dashboard::Listening;
 
 /// Managed state of the voice features.
 pub struct VoiceState {
@@ -232,6 +259,8 @@ pub struct VoiceState {
     speaker: Mutex<Option<Result<Arc<Speaker>, String>>>,
     /// The voice and rate the speaker was last set to by `tts_speak` (`None`: as configured at its start).
     applied_voice: Mutex<Option<(Option<String>, f32)>>,
+    /// The microphone is open (for the tray).
+    listening: Mutex<Option<Listening>>,
 }
 
 impl VoiceState {
@@ -243,7 +272,13 @@ impl VoiceState {
             active: Mutex::new(None),
             speaker: Mutex::new(None),
             applied_voice: Mutex::new(None),
+            listening: Mutex::new(None),
         }
+    }
+
+    /// Whether (and how) the microphone is open now.
+    pub fn listening(&self) -> Option<Listening> {
+        self.listening.lock().ok().and_then(|g| *g)
     }
 
     pub fn settings(&self) -> VoiceSettings {
@@ -390,9 +425,10 @@ pub async fn voice_start(
     mode: VoiceMode,
     on_event: Channel<VoiceEvent>,
 ) -> AppResult<String> {
-    cancel_active(&state);
+    cancel_active(&app, &state);
     let set = state.settings();
     let ch = on_event.clone();
+    let app_ev = app.clone();
     // Hands-free keeps no samples: they only go to the listener (memory stays flat, no size limit).
     let keep_samples = mode == VoiceMode::PushToTalk;
     let config = RecorderConfig { max_wav_bytes: MAX_PTT_BYTES, keep_samples, ..RecorderConfig::default() };
@@ -401,13 +437,16 @@ pub async fn voice_start(
             let _ = ch.send(VoiceEvent::Level { level });
         }
         CaptureEvent::Error(e) => {
+            // push-to-talk only (hands-free turns errors into `MicLost`): the recording has ended
             let err = capture_error(&e);
+            set_listening(&app_ev, None);
             let _ = ch.send(VoiceEvent::Error { code: err.code, message: err.message });
         }
         _ => {}
     });
     let mut listener = None;
     let mut reference = None;
+    let mut resync: Option<SharedEchoCanceller> = None;
     if mode == VoiceMode::HandsFree {
         let aec = if set.echo_cancellation {
             let opts = AecOptions { noise_suppression: set.noise_suppression };
@@ -428,6 +467,7 @@ pub async fn voice_start(
         recorder = match aec {
             Some((aec, rec)) => {
                 reference = Some(rec);
+                resync = Some(aec.clone());
                 recorder.on_samples(move |block| {
                     let clean = aec.capture(block);
                     if !clean.is_empty() {
@@ -440,8 +480,14 @@ pub async fn voice_start(
         listener = Some(l);
     }
     let device = set.device.clone();
-    let started = blocking(move || recorder.start(device.as_deref())).await?;
-    let recording = match started {
+    let started = match mode {
+        VoiceMode::PushToTalk => blocking(move || recorder.start(device.as_deref()).map(Input::Ptt)).await?,
+        VoiceMode::HandsFree => {
+            let on_change = input_changes(app.clone(), on_event.clone(), set.device.clone(), resync);
+            blocking(move || recorder.start_live(device.as_deref(), on_change).map(Input::Live)).await?
+        }
+    };
+    let input = match started {
         Ok(r) => r,
         Err(e) => {
             if let Some(l) = listener {
@@ -461,10 +507,61 @@ pub async fn voice_start(
             });
         }
     };
-    let name = recording.device().to_string();
+    let name = match &input {
+        Input::Ptt(r) => r.device().to_string(),
+        Input::Live(l) => l.device().unwrap_or_default(),
+    };
     tracing::info!(device = %name, ?mode, "recording");
-    *state.active.lock()? = Some(Active { mode, recording, listener, reference });
+    *state.active.lock()? = Some(Active { mode, input, listener, reference, events: on_event });
+    set_listening(&app, Some(Listening { hands_free: mode == VoiceMode::HandsFree, lost: false }));
     Ok(name)
+}
+
+/// The tray shows whether the microphone is open.
+fn set_listening(app: &AppHandle, now: Option<Listening>) {
+    let Some(st) = app.try_state::<VoiceState>() else { return };
+    let changed = st.listening.lock().map(|mut g| std::mem::replace(&mut *g, now) != now).unwrap_or(false);
+    if changed {
+        crate::tray::refresh(app);
+    }
+}
+
+/// Hands-free's device changes, to the page (a message it shows until the microphone is back) and the tray; the
+/// echo canceller starts its microphone afresh after the gap.
+fn input_changes(
+    app: AppHandle,
+    ch: Channel<VoiceEvent>,
+    named: Option<String>,
+    aec: Option<SharedEchoCanceller>,
+) -> impl Fn(InputChange) + Send + 'static {
+    move |c| match c {
+        InputChange::Lost(e) => {
+            tracing::warn!("hands-free: the microphone went away ({e}); listening again when it is back");
+            set_listening(&app, Some(Listening { hands_free: true, lost: true }));
+            let _ = ch.send(VoiceEvent::MicLost { message: mic_lost_message(named.as_deref()) });
+        }
+        InputChange::Resumed { device, after_loss } => {
+            tracing::info!(%device, after_loss, "hands-free: listening again");
+            if let Some(a) = &aec {
+                a.resync();
+            }
+            set_listening(&app, Some(Listening { hands_free: true, lost: false }));
+            let _ = ch.send(VoiceEvent::MicBack { device, after_loss });
+        }
+        _ => {}
+    }
+}
+
+/// What the page shows while hands-free waits for its microphone.
+pub fn mic_lost_message(named: Option<&str>) -> String {
+    match named {
+        Some(d) => format!(
+            "The microphone \"{d}\" was disconnected. Hands-free listens again as soon as it is back — or choose \
+             another one in Settings → Voice."
+        ),
+        None => "The microphone was disconnected. Hands-free listens again as soon as a microphone is connected."
+            .to_string(),
+    }
 }
 
 /// The echo canceller for hands-free and the recording that feeds it what the speakers play (the default output's
@@ -509,10 +606,23 @@ fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl FnMut(List
     }
 }
 
-fn cancel_active(state: &VoiceState) {
+fn cancel_active(app: &AppHandle, state: &VoiceState) {
     if let Some(a) = state.active.lock().ok().and_then(|mut g| g.take()) {
         a.cancel();
     }
+    set_listening(app, None);
+}
+
+/// The tray's "Stop listening": ends push-to-talk or hands-free without sending, and tells the page.
+pub fn stop_listening(app: &AppHandle) {
+    let Some(state) = app.try_state::<VoiceState>() else { return };
+    let active = state.active.lock().ok().and_then(|mut g| g.take());
+    if let Some(a) = active {
+        let events = a.events.clone();
+        a.cancel();
+        let _ = events.send(VoiceEvent::Stopped);
+    }
+    set_listening(app, None);
 }
 
 /// Stop: push-to-talk returns the clip(s) (an error `too_short` for < 300 ms) — sent already when `send` names the
@@ -521,18 +631,24 @@ fn cancel_active(state: &VoiceState) {
 #[tauri::command]
 #[specta::specta]
 pub async fn voice_stop(
+    app: AppHandle,
     state: State<'_, VoiceState>,
     app_state: State<'_, crate::state::AppState>,
     send: Option<VoiceSendTo>,
 ) -> AppResult<Vec<VoiceClip>> {
     let Some(active) = state.active.lock()?.take() else {
+        set_listening(&app, None);
         return Err(AppError::new(ErrorCode::NotRecording, "nothing is being recorded"));
     };
+    set_listening(&app, None);
     let tmp = state.tmp_dir.clone();
     let mut clips = blocking(move || match active.mode {
         VoiceMode::PushToTalk => {
             let t = std::time::Instant::now();
-            let samples = active.recording.stop_samples().map_err(|e| capture_error(&e))?;
+            let Input::Ptt(recording) = active.input else {
+                return Err(AppError::internal("push-to-talk without its recording"));
+            };
+            let samples = recording.stop_samples().map_err(|e| capture_error(&e))?;
             let stopped = t.elapsed();
             let clips = write_clips(&samples, &tmp, MAX_WAV_BYTES)?;
             tracing::info!(
@@ -546,7 +662,7 @@ pub async fn voice_stop(
         }
         VoiceMode::HandsFree => {
             // The recording's end drops its sample sink: the listener then sends the utterance in progress.
-            active.recording.cancel();
+            active.input.end();
             if let Some(r) = active.reference {
                 r.cancel();
             }
@@ -566,8 +682,9 @@ pub async fn voice_stop(
 /// Esc: stop without sending anything.
 #[tauri::command]
 #[specta::specta]
-pub async fn voice_cancel(state: State<'_, VoiceState>) -> AppResult<()> {
+pub async fn voice_cancel(app: AppHandle, state: State<'_, VoiceState>) -> AppResult<()> {
     let prev = state.active.lock()?.take();
+    set_listening(&app, None);
     if let Some(a) = prev {
         blocking(move || a.cancel()).await?;
     }

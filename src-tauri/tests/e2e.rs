@@ -44,8 +44,12 @@ fn e2e_draft_survives_a_restart() {
 
 /// The app on two agents ([`two_agents`]), the first one open.
 fn open_two_agents(agent: &Agent) -> (tempfile::TempDir, Driver, wd::Session) {
+    open_two_agents_env(agent, &[])
+}
+
+fn open_two_agents_env(agent: &Agent, env: &[(&str, &str)]) -> (tempfile::TempDir, Driver, wd::Session) {
     let data = two_agents(agent);
-    let driver = Driver::start(data.path());
+    let driver = Driver::start_env(data.path(), env);
     let s = driver.session(env!("CARGO_BIN_EXE_hermes-desktop"), &[]);
     s.wait("composer", 20, "return !!document.getElementById('composer-input')");
     s.wait(
@@ -138,6 +142,94 @@ fn e2e_each_agent_its_avatar_look() {
     s.wait("the second agent's (default) look", 10, &look("lilac"));
     s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
     s.wait("the first agent's look again", 10, &look("mint"));
+    drop(s);
+    drop(driver);
+}
+
+/// #28 item 4: a picture the user picks becomes the first agent's avatar — cropped to its centre, kept in the data
+/// folder, handed to the bundled page as a `data:` URL — and moves with the avatar's states; the second agent keeps
+/// the drawn one; "Use the drawn avatar" takes it back.
+#[test]
+fn e2e_an_agent_wears_the_users_picture() {
+    if !enabled() {
+        return;
+    }
+    let pics = tempfile::tempdir().unwrap();
+    // a wide photo: red, green and blue thirds (the centred square keeps green in the middle)
+    let photo = pics.path().join("me on holiday.png");
+    image::RgbImage::from_fn(1800, 900, |x, _| match x / 600 {
+        0 => image::Rgb([220, 40, 40]),
+        1 => image::Rgb([40, 200, 80]),
+        _ => image::Rgb([40, 60, 220]),
+    })
+    .save(&photo)
+    .unwrap();
+    let agent = Agent::start(None);
+    let (data, driver, s) = open_two_agents_env(&agent, &[("HERMES_E2E_PICK_FILES", photo.to_str().unwrap())]);
+    let (first, second) = (FIRST_ROW, SECOND_ROW);
+    let pictured = format!("{AVATAR_ROOT} return !!root && root.dataset.image === '1'");
+    let drawn = format!("{AVATAR_ROOT} return !!root && !root.dataset.image");
+    s.wait("the drawn avatar", 15, &drawn);
+    s.press(&[wd::keys::CONTROL], &[","]);
+    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
+    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+    s.wait("the picture button", 10, "return !!document.querySelector('[data-testid=agent-picture] button')");
+    s.exec("document.querySelector('[data-testid=agent-picture] button').click()", json!([]));
+    s.wait(
+        "the picture's preview",
+        15,
+        "const i = document.querySelector('[data-testid=agent-picture] .thumb img');          return !!i && i.complete && i.naturalWidth === 512",
+    );
+    s.screenshot(&wd::screens().join("29-settings-agent-picture.png"));
+    s.press(&[], &[wd::keys::ESCAPE]);
+    s.wait("the first agent wears the picture", 10, &pictured);
+    let href = s.exec(
+        &format!("{AVATAR_ROOT} const i = d.querySelector('.picture-img'); return i ? i.getAttribute('href') : ''"),
+        json!([]),
+    );
+    assert!(
+        href.as_str().unwrap_or("").starts_with("data:image/jpeg;base64,"),
+        "{}",
+        &href.to_string()[..80.min(href.to_string().len())]
+    );
+    // kept in the data folder, as the centred square at 512 px
+    let kept = std::fs::read_dir(data.path().join("avatars")).unwrap().flatten().map(|e| e.path()).collect::<Vec<_>>();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let img = image::open(&kept[0]).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (512, 512));
+    let mid = img.get_pixel(256, 256).0;
+    assert!(mid[1] > 150 && mid[0] < 100, "green in the middle of the crop: {mid:?}");
+    // it speaks: the picture moves with the voice
+    s.exec(
+        &format!("{AVATAR_ROOT} f.contentWindow.hermesAvatar.setState('speaking');                   f.contentWindow.hermesAvatar.setSpeechLevel(0.9)"),
+        json!([]),
+    );
+    s.wait(
+        "the picture talks",
+        10,
+        &format!("{AVATAR_ROOT} f.contentWindow.hermesAvatar.setSpeechLevel(0.9);                   const t = d.querySelector('.picture-talk'); return !!t && /scale/.test(t.getAttribute('style') || '')"),
+    );
+    s.screenshot(&wd::screens().join("29b-avatar-picture-speaking.png"));
+    s.exec(&format!("{AVATAR_ROOT} f.contentWindow.hermesAvatar.setState('idle')"), json!([]));
+    // the other agent keeps the drawn avatar; back to the first, its picture again
+    s.exec(&format!("(() => {{ {second} }})().click()"), json!([]));
+    s.wait("the second agent's drawn avatar", 10, &drawn);
+    s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
+    s.wait("the first agent's picture again", 10, &pictured);
+    // and back to the drawn avatar
+    s.press(&[wd::keys::CONTROL], &[","]);
+    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
+    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+    s.wait(
+        "the remove button",
+        10,
+        "return document.querySelectorAll('[data-testid=agent-picture] button').length === 2",
+    );
+    s.exec("document.querySelectorAll('[data-testid=agent-picture] button')[1].click()", json!([]));
+    s.wait("no preview", 10, "return !document.querySelector('[data-testid=agent-picture] .thumb img')");
+    s.press(&[], &[wd::keys::ESCAPE]);
+    s.wait("the drawn avatar again", 10, &drawn);
+    assert_eq!(std::fs::read_dir(data.path().join("avatars")).unwrap().count(), 0, "the picture is forgotten");
     drop(s);
     drop(driver);
 }

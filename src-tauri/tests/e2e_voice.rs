@@ -8,6 +8,8 @@
 //!   receives the `audio` frame (16 kHz WAV, plausible duration).
 //! - `e2e_voice_global_shortcut`: the push-to-talk shortcut, pressed and released with xdotool, records and stops.
 //! - `e2e_voice_hands_free`: two spoken sentences with silence between → two `audio` frames, no button.
+//! - `e2e_voice_mic_never_deaf` (#28 item 2): 100 push-to-talk cycles and 20 hands-free toggles that each hear, the
+//!   tray's listening state and its "Stop listening", a microphone unplugged and back, a new default input.
 //! - `e2e_voice_read_aloud` (A-25): a final reply is spoken; the avatar is `speaking` meanwhile, idle after.
 //! - `bench_voice_keyup_to_frame` (HERMES_BENCH=1): key-up → `audio` frame for a 10 s clip, CPU while recording.
 
@@ -331,6 +333,271 @@ fn e2e_voice_hands_free() {
     );
     s.wait("off", 10, "return window.__hermesVoice.phase === 'idle'");
     drop(s);
+}
+
+/// The virtual microphone rig for #28 item 2: tones played into sinks (each sink's monitor is a microphone), extra
+/// sinks that can be unplugged (their module unloaded) and plugged back. Dropped: players killed, extra sinks
+/// unloaded, the default source back to `vsink.monitor` (the next test's microphone).
+#[derive(Default)]
+struct MicRig {
+    players: Vec<(String, std::process::Child)>,
+    modules: Vec<(String, String)>,
+}
+
+impl MicRig {
+    /// A sine tone at `amp` of full scale into `sink`, for two minutes.
+    fn tone(&mut self, dir: &Path, sink: &str, hz: f64, amp: f64) {
+        let samples: Vec<i16> = (0..16_000 * 120)
+            .map(|i| (amp * 32767.0 * (2.0 * std::f64::consts::PI * hz * f64::from(i) / 16_000.0).sin()) as i16)
+            .collect();
+        let wav = dir.join(format!("tone-{sink}-{hz}.wav"));
+        std::fs::write(&wav, hermes_voice::wav::encode_pcm16_mono_16k(&samples)).unwrap();
+        let child = Command::new("paplay")
+            .arg(format!("--device={sink}"))
+            .arg(&wav)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("paplay");
+        self.players.push((sink.to_string(), child));
+    }
+
+    fn silence(&mut self, sink: &str) {
+        let (gone, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.players).into_iter().partition(|(s, _)| s == sink);
+        self.players = kept;
+        for (_, mut c) in gone {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// A null sink named `name` whose monitor is described "Monitor of `description`".
+    fn plug(&mut self, name: &str, description: &str) {
+        let out = Command::new("pactl")
+            .args(["load-module", "module-null-sink", &format!("sink_name={name}")])
+            .arg(format!("sink_properties=device.description={description}"))
+            .output()
+            .expect("pactl");
+        assert!(out.status.success(), "load {name}: {}", String::from_utf8_lossy(&out.stderr));
+        self.modules.push((name.to_string(), String::from_utf8_lossy(&out.stdout).trim().to_string()));
+    }
+
+    /// The device goes away, as a USB microphone pulled out: its player first (the server would move it elsewhere).
+    fn unplug(&mut self, name: &str) {
+        self.silence(name);
+        let (gone, kept): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.modules).into_iter().partition(|(n, _)| n == name);
+        self.modules = kept;
+        for (_, id) in gone {
+            assert!(Command::new("pactl").args(["unload-module", &id]).status().unwrap().success());
+        }
+    }
+}
+
+impl Drop for MicRig {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.players {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for (_, id) in &self.modules {
+            let _ = Command::new("pactl").args(["unload-module", id]).status();
+        }
+        let _ = Command::new("pactl").args(["set-default-source", "vsink.monitor"]).status();
+    }
+}
+
+/// The highest microphone level the page saw over `ms` (the level is the RMS of what the shell captured: the
+/// energy check of each cycle).
+fn max_level(s: &Session, ms: u64) -> f64 {
+    let v = s.exec_async(
+        "const [ms, done] = arguments; const v = window.__hermesVoice; let max = 0; const t0 = performance.now();
+         const tick = () => { max = Math.max(max, v.level); if (performance.now() - t0 < ms) setTimeout(tick, 15);
+           else done(max); };
+         tick();",
+        json!([ms]),
+    );
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// The label of the hands-free pill (what the user reads above the mic button).
+fn pill(s: &Session) -> String {
+    s.exec("const e = document.querySelector('.voice-ctl .live'); return e ? e.innerText : ''", json!([]))
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// #28 item 2, a microphone that never goes deaf, in the real app on the PulseAudio rig: 100 push-to-talk cycles and
+/// 20 hands-free toggles each hear the tone that plays into the virtual microphone (the level the shell measured, and
+/// 100 `audio` frames at the devserver); the tray shows listening (a menu line, a red dot on its icon) and stops it;
+/// a chosen microphone unplugged mid-session is reported in the page, the tray and the avatar, and hands-free
+/// listens again by itself when it is plugged back; a new system default input is followed.
+#[test]
+fn e2e_voice_mic_never_deaf() {
+    if !enabled() || !audio_ready() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let _monitor = MonitorStream::start();
+    let mut rig = MicRig::default();
+    let agent = Agent::start(TOKEN);
+    let (_data, driver, s) = app_connected_to(&agent);
+    rig.tone(tmp.path(), "vsink", 440.0, 0.2);
+
+    // 1. push-to-talk, 100 times: each records the tone and sends it
+    let t0 = Instant::now();
+    for cycle in 1..=100 {
+        let r = s.exec_async(
+            "const done = arguments[0]; const v = window.__hermesVoice;
+             (async () => {
+               await v.press();
+               if (v.phase !== 'recording') return done({ err: v.phase + ' ' + JSON.stringify(v.error) });
+               let max = 0; const t0 = performance.now();
+               while (performance.now() - t0 < 400) { max = Math.max(max, v.level);
+                 await new Promise((r) => setTimeout(r, 15)); }
+               await v.release();
+               done({ max, phase: v.phase, error: v.error });
+             })().catch((e) => done({ err: String(e) }));",
+            json!([]),
+        );
+        assert!(r["err"].is_null() && r["error"].is_null(), "cycle {cycle}: {r}");
+        let max = r["max"].as_f64().unwrap_or(0.0);
+        assert!(max > 0.5, "cycle {cycle}: deaf — the level stayed at {max} with the tone playing");
+        let got = agent.wait_log(10, |l| {
+            l.iter().filter(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })).count() >= cycle
+        });
+        assert!(got.is_some(), "cycle {cycle}: no audio frame");
+    }
+    eprintln!("100 push-to-talk cycles in {:.1} s, each heard", t0.elapsed().as_secs_f64());
+    for (bytes, _, dur) in audio_frames(&agent) {
+        let dur = dur.expect("a WAV");
+        assert!(dur >= 0.3 && bytes > 9_000, "a short clip: {dur} s, {bytes} bytes");
+    }
+
+    // 2. hands-free on and off, 20 times: each hears
+    for toggle in 1..=20 {
+        s.exec_async(
+            "const done = arguments[0]; window.__hermesVoice.setHandsFree(true).then(() => done(0))",
+            json!([]),
+        );
+        assert_eq!(s.exec("return window.__hermesVoice.phase", json!([])), json!("handsfree"), "toggle {toggle}");
+        let max = max_level(&s, 600);
+        assert!(max > 0.5, "toggle {toggle}: deaf — level {max}");
+        if toggle == 1 {
+            // the tray says the microphone is open, with a red dot on its icon, and the avatar listens
+            let pid = app_pid(&driver).expect("the app's pid");
+            let (tray, _) =
+                wd::tray::tray_menu_when(pid, 15, "the tray says listening", |m| m.contains("Listening (hands-free)"));
+            let icon = tray_icon_pixels(&tray);
+            assert!(icon.1 > 0, "a red dot on the tray icon while listening ({} px of {})", icon.1, icon.0);
+            assert_eq!(s.exec("return window.__hermesVoice.shown", json!([])), json!("listening"));
+        }
+        s.exec_async(
+            "const done = arguments[0]; window.__hermesVoice.setHandsFree(false).then(() => done(0))",
+            json!([]),
+        );
+    }
+    let pid = app_pid(&driver).expect("the app's pid");
+    let (tray, _) = wd::tray::tray_menu_when(pid, 10, "the tray no longer listening", |m| !m.contains("Listening"));
+    assert_eq!(tray_icon_pixels(&tray).1, 0, "no red dot once the microphone is closed");
+
+    // 3. the tray's "Stop listening" ends hands-free, and the page knows
+    s.exec_async("const done = arguments[0]; window.__hermesVoice.setHandsFree(true).then(() => done(0))", json!([]));
+    let (tray, menu) = wd::tray::tray_menu_when(pid, 10, "listening again", |m| m.contains("Stop listening"));
+    wd::tray::tray_click(&tray, &menu, "Stop listening");
+    s.wait("hands-free ended from the tray", 10, "return window.__hermesVoice.phase === 'idle'");
+    wd::tray::tray_menu_when(pid, 10, "the tray after stop", |m| !m.contains("Listening"));
+    rig.silence("vsink");
+
+    // 4. a chosen microphone unplugged mid-session and plugged back
+    rig.plug("usbmic", "USB-Mic");
+    rig.tone(tmp.path(), "usbmic", 660.0, 0.2);
+    let set_device = |d: Value| {
+        s.exec_async(
+            "const [d, done] = arguments; const v = window.__hermesVoice;
+             v.saveSettings({ ...v.settings, device: d }).then(() => done(0))",
+            json!([d]),
+        );
+    };
+    set_device(json!("Monitor of USB-Mic"));
+    s.exec_async("const done = arguments[0]; window.__hermesVoice.setHandsFree(true).then(() => done(0))", json!([]));
+    assert!(max_level(&s, 600) > 0.5, "hands-free hears the USB microphone");
+    rig.unplug("usbmic");
+    let t = Instant::now();
+    s.wait("the page says the microphone is gone", 10, "return !!document.querySelector('[data-testid=mic-lost]')");
+    eprintln!("unplugged: shown after {:.2} s", t.elapsed().as_secs_f64());
+    assert!(pill(&s).contains("listens again as soon as it is back"), "{}", pill(&s));
+    assert_eq!(s.exec("return window.__hermesVoice.phase", json!([])), json!("handsfree"));
+    assert_eq!(s.exec("return window.__hermesVoice.shown", json!([])), json!("error"), "the avatar shows it");
+    wd::tray::tray_menu_when(pid, 10, "the tray says so", |m| m.contains("Microphone disconnected"));
+    s.screenshot(&wd::screens().join("voice-09-mic-unplugged.png"));
+    std::thread::sleep(Duration::from_secs(2));
+    rig.plug("usbmic", "USB-Mic");
+    rig.tone(tmp.path(), "usbmic", 660.0, 0.2);
+    let t = Instant::now();
+    s.wait("listening again by itself", 10, "return !document.querySelector('[data-testid=mic-lost]')");
+    eprintln!("plugged back: listening after {:.2} s", t.elapsed().as_secs_f64());
+    assert!(pill(&s).contains("Listening again on Monitor of USB-Mic"), "{}", pill(&s));
+    s.screenshot(&wd::screens().join("voice-10-mic-back.png"));
+    assert!(max_level(&s, 600) > 0.5, "hears the microphone plugged back");
+    s.exec_async("const done = arguments[0]; window.__hermesVoice.setHandsFree(false).then(() => done(0))", json!([]));
+    rig.unplug("usbmic");
+    set_device(Value::Null);
+
+    // 5. the system default input changes mid-session (a headset plugged in, chosen in the system's settings):
+    // hands-free follows it, from the silent microphone to the headset's
+    rig.plug("headset", "Headset");
+    rig.tone(tmp.path(), "headset", 880.0, 0.4);
+    s.exec_async("const done = arguments[0]; window.__hermesVoice.setHandsFree(true).then(() => done(0))", json!([]));
+    let quiet = max_level(&s, 600);
+    assert!(quiet < 0.2, "the silent default first: {quiet}; {}", pulse_state());
+    assert!(Command::new("pactl").args(["set-default-source", "headset.monitor"]).status().unwrap().success());
+    s.wait(
+        "moved to the new default",
+        10,
+        "return (document.querySelector('.voice-ctl .live')?.innerText ?? '').includes('Monitor of Headset')",
+    );
+    let loud = max_level(&s, 600);
+    assert!(loud > 0.9, "the headset is heard: {loud}");
+    s.exec_async("const done = arguments[0]; window.__hermesVoice.setHandsFree(false).then(() => done(0))", json!([]));
+    drop(rig);
+    drop(s);
+}
+
+/// The sound server's defaults and streams, for a failure's message.
+fn pulse_state() -> String {
+    let out = |args: &[&str]| {
+        Command::new("pactl")
+            .args(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default()
+    };
+    let info = out(&["info"]);
+    let defaults: Vec<&str> = info.lines().filter(|l| l.starts_with("Default")).collect();
+    format!(
+        "{defaults:?}\nsink inputs:\n{}\nsource outputs:\n{}",
+        out(&["list", "short", "sink-inputs"]),
+        out(&["list", "short", "source-outputs"])
+    )
+}
+
+/// The tray icon as the tray host draws it (libappindicator's `IconName`: a PNG it wrote): its pixel count and how
+/// many of them are the listening dot's red.
+fn tray_icon_pixels(tray: &wd::tray::Tray) -> (usize, usize) {
+    let name = wd::tray::sni_property(tray, "IconName");
+    let path = name.split('\'').nth(1).unwrap_or_default().to_string();
+    let theme = wd::tray::sni_property(tray, "IconThemePath");
+    let dir = theme.split('\'').nth(1).unwrap_or_default().to_string();
+    let file = [std::path::PathBuf::from(&path), Path::new(&dir).join(format!("{path}.png"))]
+        .into_iter()
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("the tray icon's file: IconName {name} IconThemePath {theme}"));
+    let img = image::open(&file).expect("the tray icon's PNG").to_rgba8();
+    let red = img.pixels().filter(|p| p.0 == [0xe5, 0x3e, 0x3e, 0xff]).count();
+    (img.pixels().len(), red)
 }
 
 /// The speakers heard by the microphone, as on a laptop without a headset: a PulseAudio loopback from the default

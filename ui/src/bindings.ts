@@ -489,6 +489,40 @@ async avatarCall(method: AvatarMethod, arg: JsonValue) : Promise<Result<null, Ap
 }
 },
 /**
+ * The user picks a picture (PNG, JPEG, WebP, GIF) for profile `profile_id`'s avatar: it is cropped, scaled and kept
+ * (see [`picture`]). Its `data:` URL for the page, or `None` when the dialog was cancelled.
+ */
+async avatarPicturePick(profileId: string) : Promise<Result<string | null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_picture_pick", { profileId }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Profile `profile_id`'s avatar picture as a `data:` URL, if it has one.
+ */
+async avatarPicture(profileId: string) : Promise<Result<string | null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_picture", { profileId }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
+ * Back to the drawn avatar for profile `profile_id`.
+ */
+async avatarPictureClear(profileId: string) : Promise<Result<null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("avatar_picture_clear", { profileId }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * Ask the update endpoint whether a newer signed release exists.
  */
 async checkForUpdates() : Promise<UpdateCheck> {
@@ -753,13 +787,18 @@ path: string; size: number; caption?: string | null }
  */
 export type AvatarConsent = { origin: string; consent: Consent }
 /**
- * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel` and `setLook`).
+ * The avatar contract's methods (A-26, plus the bundled page's optional `setSpeechLevel`, `setLook` and `setImage`).
  */
 export type AvatarMethod = "setState" | "speak" | "setVolume" | "setSpeechLevel" | 
 /**
  * The bundled page's colour theme (`lilac`, `mint`, …): the look chosen for the agent. A page without it ignores it.
  */
-"setLook"
+"setLook" | 
+/**
+ * The bundled page's picture (a `data:image/…` URL of the user's picture for the agent, `""`: none). Never sent to
+ * the agent's own page.
+ */
+"setImage"
 /**
  * An avatar window was closed (by the user or the window manager): the UI re-embeds the avatar.
  */
@@ -1271,7 +1310,19 @@ export type VoiceEvent =
 /**
  * The microphone failed (unplugged…): recording has ended.
  */
-{ kind: "error"; code: ErrorCode; message: string }
+{ kind: "error"; code: ErrorCode; message: string } | 
+/**
+ * Hands-free: the microphone went away; listening goes on by itself when it is back (`MicBack`).
+ */
+{ kind: "mic_lost"; message: string } | 
+/**
+ * Hands-free: listening again on `device`, after a loss or because the system default input changed.
+ */
+{ kind: "mic_back"; device: string; after_loss: boolean } | 
+/**
+ * Listening was ended from outside the page (the tray's "Stop listening").
+ */
+{ kind: "stopped" }
 export type VoiceMode = 
 /**
  * Record while held; `voice_stop` returns the clip.

@@ -18,6 +18,15 @@ pub struct Dashboard {
     /// Conversations with unread messages, most recent first (all of them: the total counts them all).
     pub unread: Vec<UnreadConversation>,
     pub muted: bool,
+    /// The microphone is open (the window process only: the resident one never records).
+    pub listening: Option<Listening>,
+}
+
+/// The microphone is open: push-to-talk held, or hands-free on (`lost`: waiting for its device to come back).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Listening {
+    pub hands_free: bool,
+    pub lost: bool,
 }
 
 /// One entry of the tray's menu.
@@ -39,7 +48,12 @@ pub enum TrayAction {
     Quit,
     Mute,
     Unmute,
-    Open { profile_id: String, conversation_id: String },
+    /// End push-to-talk or hands-free.
+    StopListening,
+    Open {
+        profile_id: String,
+        conversation_id: String,
+    },
 }
 
 /// The action of the item `id` (`None`: a line of text).
@@ -49,6 +63,7 @@ pub fn action(id: &str) -> Option<TrayAction> {
         "quit" => Some(TrayAction::Quit),
         "mute" => Some(TrayAction::Mute),
         "unmute" => Some(TrayAction::Unmute),
+        "stop-listening" => Some(TrayAction::StopListening),
         _ => {
             let (p, c) = id.strip_prefix(OPEN_PREFIX)?.split_once(':')?;
             Some(TrayAction::Open { profile_id: p.to_string(), conversation_id: c.to_string() })
@@ -63,6 +78,7 @@ impl Dashboard {
             agents: crate::hub::statuses(app, hub),
             unread: crate::hub::unread(app),
             muted: settings.mute_until > now_ms(),
+            listening: None,
         }
     }
 
@@ -92,10 +108,20 @@ impl Dashboard {
             0 => "no agent".to_string(),
             n => format!("{connected} of {n} agents connected"),
         };
+        let mic = self.listening_line().map(|l| format!("{l} · ")).unwrap_or_default();
         match self.total_unread() {
-            0 => format!("Hermes — {agents}"),
-            n => format!("Hermes — {n} unread · {agents}"),
+            0 => format!("Hermes — {mic}{agents}"),
+            n => format!("Hermes — {mic}{n} unread · {agents}"),
         }
+    }
+
+    /// What the microphone is doing, when it is open: "Listening (hands-free)".
+    pub fn listening_line(&self) -> Option<&'static str> {
+        self.listening.map(|l| match l {
+            Listening { lost: true, .. } => "Microphone disconnected — waiting for it",
+            Listening { hands_free: true, .. } => "Listening (hands-free)",
+            Listening { hands_free: false, .. } => "Recording a voice message",
+        })
     }
 
     /// The text beside the icon (Linux's label, macOS's title): the unread total, nothing when none.
@@ -109,6 +135,11 @@ impl Dashboard {
         let text = |id: String, label: String| TrayItem::Item { id, label, enabled: false };
         let button = |id: &str, label: &str| TrayItem::Item { id: id.into(), label: label.into(), enabled: true };
         let mut items = Vec::new();
+        if let Some(line) = self.listening_line() {
+            items.push(text("listening".into(), format!("● {line}")));
+            items.push(button("stop-listening", "Stop listening"));
+            items.push(TrayItem::Separator);
+        }
         if self.agents.is_empty() {
             items.push(text("agent:none".into(), "Hermes — no agent".into()));
         }
@@ -132,6 +163,29 @@ impl Dashboard {
         items.push(button("show", "Show Hermes"));
         items.push(button("quit", "Quit"));
         items
+    }
+}
+
+/// The tray icon while the microphone is open: `rgba` (`w`×`h`, straight alpha) with a red dot in its lower right
+/// corner, ringed in white so it reads on dark and light panels alike.
+pub fn listening_icon(rgba: &mut [u8], w: u32, h: u32) {
+    let side = w.min(h) as f32;
+    let r = side * 0.25;
+    let ring = (side * 0.06).max(1.0);
+    let (cx, cy) = (w as f32 - r - ring, h as f32 - r - ring);
+    for y in 0..h {
+        for x in 0..w {
+            let d = ((x as f32 + 0.5 - cx).powi(2) + (y as f32 + 0.5 - cy).powi(2)).sqrt();
+            let px = match d {
+                d if d <= r => [0xe5, 0x3e, 0x3e, 0xff],
+                d if d <= r + ring => [0xff, 0xff, 0xff, 0xff],
+                _ => continue,
+            };
+            let i = ((y * w + x) * 4) as usize;
+            if let Some(dst) = rgba.get_mut(i..i + 4) {
+                dst.copy_from_slice(&px);
+            }
+        }
     }
 }
 
@@ -263,6 +317,35 @@ mod tests {
             Some(TrayAction::Open { profile_id: "p1".into(), conversation_id: "c9".into() })
         );
         assert_eq!(action("open:nothing"), None);
+    }
+
+    #[test]
+    fn an_open_microphone_tops_the_menu_with_a_way_to_stop_it() {
+        let mut d = Dashboard { listening: Some(Listening { hands_free: true, lost: false }), ..Dashboard::default() };
+        let l = labels(&d);
+        assert_eq!(l[..3], ["~● Listening (hands-free)", "Stop listening", "-"]);
+        assert_eq!(action("stop-listening"), Some(TrayAction::StopListening));
+        assert_eq!(d.tooltip(), "Hermes — Listening (hands-free) · no agent");
+        d.listening = Some(Listening { hands_free: true, lost: true });
+        assert_eq!(labels(&d)[0], "~● Microphone disconnected — waiting for it");
+        d.listening = Some(Listening { hands_free: false, lost: false });
+        assert_eq!(labels(&d)[0], "~● Recording a voice message");
+        d.listening = None;
+        assert_eq!(labels(&d)[0], "~Hermes — no agent", "nothing about the microphone when it is closed");
+    }
+
+    #[test]
+    fn the_listening_icon_has_a_ringed_red_dot_in_its_corner_and_keeps_the_rest() {
+        let (w, h) = (32u32, 32u32);
+        let mut px: Vec<u8> = (0..w * h).flat_map(|_| [10, 20, 30, 255]).collect();
+        listening_icon(&mut px, w, h);
+        let at = |x: u32, y: u32| px[((y * w + x) * 4) as usize..][..4].to_vec();
+        assert_eq!(at(2, 2), [10, 20, 30, 255], "the top left is the app's icon");
+        assert_eq!(at(23, 23), [0xe5, 0x3e, 0x3e, 0xff], "the dot");
+        let ring = (0..w).map(|x| at(x, 23)).filter(|p| p == &[255, 255, 255, 255]).count();
+        assert!(ring >= 2, "a white ring around it");
+        // a buffer shorter than w×h does not panic
+        listening_icon(&mut [0; 10], 32, 32);
     }
 
     #[test]

@@ -206,6 +206,8 @@ impl Resident {
                 self.refresh();
             }
             TrayAction::Quit => return Flow::Quit,
+            // the resident process never records: its menu has no such item
+            TrayAction::StopListening => {}
         }
         Flow::Continue
     }

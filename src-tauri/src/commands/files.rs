@@ -116,6 +116,19 @@ pub async fn pick_files(app: AppHandle) -> AppResult<Vec<String>> {
     paths.iter().map(|p| grants::global().grant(p, Purpose::Picked)).collect()
 }
 
+/// One picture the user chooses (an avatar's): `None` when cancelled. Answered by `HERMES_E2E_PICK_FILES`'s first
+/// line under automation, as [`pick_files`].
+pub(crate) async fn pick_image(app: &AppHandle) -> AppResult<Option<PathBuf>> {
+    if let Some(list) = e2e_dialog_override("HERMES_E2E_PICK_FILES") {
+        return Ok(list.lines().next().map(PathBuf::from));
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    app.dialog().file().add_filter("Pictures", &["png", "jpg", "jpeg", "webp", "gif"]).pick_file(move |p| {
+        let _ = tx.send(p.and_then(|p| p.into_path().ok()));
+    });
+    rx.await.map_err(|_| AppError::internal("the file dialog closed unexpectedly"))
+}
+
 /// The URL of a granted file for `<img>`/`<audio>`: received files and the shell's own (pasted, recorded) only (the
 /// asset protocol is scoped to those folders).
 #[tauri::command(async)]

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 pub mod app;
 pub mod desk;
+pub mod tray;
 
 pub struct Driver {
     child: Child,

@@ -133,6 +133,11 @@ describe('avatar driver (A-28)', () => {
     expect(deriveState({ ...base, error: true, speaking: true })).toBe('speaking');
     expect(deriveState({ ...base, error: true, listening: true })).toBe('listening');
     expect(deriveState({ ...base, protocol: 'tool' })).toBe('tool');
+    // hands-free on: the avatar listens when nothing else goes on (#28 item 2), and gives way to everything else
+    expect(deriveState({ ...base, micOpen: true })).toBe('listening');
+    expect(deriveState({ ...base, micOpen: true, typing: true })).toBe('thinking');
+    expect(deriveState({ ...base, micOpen: true, speaking: true })).toBe('speaking');
+    expect(deriveState({ ...base, micOpen: true, waiting: true })).toBe('waiting');
   });
 
   it('pauses and resumes the page animations (idle and unfocused: no continuous repaints)', () => {
@@ -247,6 +252,34 @@ describe('hands-free and the agent voice', () => {
     await h.setHandsFree(false);
     expect(h.phase).toBe('idle');
     expect(vb.called('stop')).toHaveLength(1);
+  });
+
+  it('a microphone lost in hands-free keeps hands-free on, says so, and clears when it is back (#28 item 2)', async () => {
+    vi.useFakeTimers();
+    try {
+      const { h, vb } = hub();
+      await h.setHandsFree(true);
+      expect(h.sync('idle', false)).toBe('listening');
+      vb.emit({ kind: 'level', level: 0.5 });
+      vb.emit({ kind: 'mic_lost', message: 'The microphone was disconnected.' });
+      expect(h.phase).toBe('handsfree');
+      expect(h.micLost).toBe('The microphone was disconnected.');
+      expect(h.level).toBe(0);
+      expect(h.sync('idle', false)).toBe('error');
+      vb.emit({ kind: 'mic_back', device: 'USB Mic', after_loss: true });
+      expect(h.micLost).toBeNull();
+      expect(h.micBack).toBe('USB Mic');
+      expect(h.sync('idle', false)).toBe('listening');
+      vi.advanceTimersByTime(4500);
+      expect(h.micBack).toBeNull();
+      // the tray's "Stop listening"
+      vb.emit({ kind: 'stopped' });
+      expect(h.phase).toBe('idle');
+      expect(h.sync('idle', false)).toBe('idle');
+      expect(vb.called('start')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('reads final replies aloud only where enabled; the avatar always gets the line', async () => {
@@ -368,6 +401,21 @@ describe('mic button', () => {
     await waitFor(() => expect(h.phase).toBe('handsfree'));
     expect(screen.getByRole('button', { name: 'Turn hands-free off' })).toHaveAttribute('aria-pressed', 'true');
     expect(screen.getByRole('status')).toHaveTextContent('listening');
+  });
+
+  it('hands-free without its microphone: a dashed ring, an alert that says it comes back, then the device it is on', async () => {
+    const { h, vb } = hub();
+    renderMic(h);
+    await fireEvent.click(screen.getByRole('button', { name: 'Hands-free' }));
+    await waitFor(() => expect(h.phase).toBe('handsfree'));
+    vb.emit({ kind: 'mic_lost', message: 'x' });
+    expect(await screen.findByRole('alert')).toHaveTextContent('disconnected. Hands-free listens again as soon as it is back');
+    const mic = screen.getByRole('button', { name: 'Hands-free: microphone disconnected' });
+    expect(mic).toHaveClass('lost');
+    vb.emit({ kind: 'mic_back', device: 'USB Mic', after_loss: true });
+    await waitFor(() => expect(screen.queryByRole('alert')).toBeNull());
+    expect(screen.getByRole('status')).toHaveTextContent('Listening again on USB Mic');
+    expect(mic).not.toHaveClass('lost');
   });
 
   it('shows why the microphone failed', async () => {
@@ -643,6 +691,72 @@ describe('settings → voice: the agent\'s own voice and look', () => {
     const saved = JSON.parse(localStorage.getItem('hermes.voice.profiles.v1') ?? '{}');
     expect(Object.values(saved)).toEqual([{ look: 'ocean', ttsVoice: 'en-gb' }]);
     localStorage.clear();
+  });
+});
+
+describe('a picture as the avatar (#28 item 4)', () => {
+  const PIC = 'data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ==';
+
+  it('the agent on screen wears its picture; another agent the drawn avatar; a reloaded page gets it back', async () => {
+    const { h, vb } = hub();
+    const images = () => h.avatar.sent.filter((c) => c.method === 'setImage').map((c) => JSON.parse(c.json));
+    h.showLookOf('p1');
+    expect(await h.pictureOf('p1')).toBeNull();
+    expect(images()).toEqual([]); // no picture: nothing to change on the drawn avatar
+    vb.nextPick = PIC;
+    await h.pickPicture('p1');
+    expect(vb.pictures.get('p1')).toBe(PIC);
+    expect(images()).toEqual([PIC]);
+    h.showLookOf('p2');
+    await waitFor(() => expect(images()).toEqual([PIC, '']));
+    h.showLookOf('p1');
+    expect(images()).toEqual([PIC, '', PIC]);
+    h.avatar.replay();
+    expect(images().at(-1)).toBe(PIC);
+    // a cancelled dialog changes nothing; a refused file says why
+    vb.nextPick = null;
+    await h.pickPicture('p1');
+    expect(images()).toHaveLength(4);
+    vb.nextPick = new Error('this is not a picture the app can read');
+    await expect(h.pickPicture('p1')).rejects.toThrow(/not a picture/);
+    await h.clearPicture('p1');
+    expect(images().at(-1)).toBe('');
+    expect(vb.pictures.has('p1')).toBe(false);
+  });
+
+  it('a picture kept by the shell is asked for once and shown when its agent is on screen', async () => {
+    const { h, vb } = hub();
+    vb.pictures.set('p1', PIC);
+    const spy = vi.spyOn(vb, 'avatarPicture');
+    h.showLookOf('p1');
+    await waitFor(() => expect(h.avatar.sent.some((c) => c.method === 'setImage' && JSON.parse(c.json) === PIC)).toBe(true));
+    h.showLookOf('p1');
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  it('settings → voice: pick, see it, go back to the drawn avatar', async () => {
+    localStorage.clear();
+    let kept: string | null = null;
+    const ipc = await renderApp({
+      handlers: {
+        voice_settings: () => ({ device: null, shortcut: null, endSilenceMs: 600, ttsVoice: null, ttsRate: 1, echoCancellation: true, noiseSuppression: true }),
+        voice_devices: () => ({ host: 'PulseAudio', devices: [], selected: null, selectedMissing: false, error: null }),
+        tts_status: () => ({ available: false, detail: 'no', voices: [] }),
+        avatar_picture: () => kept,
+        avatar_picture_pick: () => (kept = PIC),
+        avatar_picture_clear: () => void (kept = null),
+      },
+    });
+    await fireEvent.keyDown(window, { key: ',', ctrlKey: true });
+    await fireEvent.click(await screen.findByRole('tab', { name: 'Voice' }));
+    const group = await screen.findByRole('group', { name: /own voice and look/ });
+    await fireEvent.click(await within(group).findByRole('button', { name: 'Use a picture…' }));
+    await waitFor(() => expect(group.querySelector('.thumb img')?.getAttribute('src')).toBe(PIC));
+    expect(within(group).getByText(/stays on this computer/)).toBeInTheDocument();
+    await fireEvent.click(within(group).getByRole('button', { name: 'Use the drawn avatar' }));
+    await waitFor(() => expect(group.querySelector('.thumb img')).toBeNull());
+    expect(ipc.calls.filter((c) => c.cmd === 'avatar_picture_clear')).toHaveLength(1);
+    expect(within(group).getByRole('button', { name: 'Use a picture…' })).toBeInTheDocument();
   });
 });
 

@@ -154,6 +154,24 @@ export class FakeVoiceBackend implements VoiceBackend {
   async avatarCall(method: AvatarMethod, arg: string | number) {
     this.log('avatarCall', method, arg);
   }
+  /** Profile id → its picture's data URL. */
+  pictures = new Map<string, string>();
+  /** What the next picture dialog answers (`null`: cancelled; an Error: refused). */
+  nextPick: string | null | Error = null;
+  async avatarPicture(profileId: string) {
+    return this.pictures.get(profileId) ?? null;
+  }
+  async avatarPicturePick(profileId: string) {
+    this.log('avatarPicturePick', profileId);
+    const p = this.nextPick;
+    if (p instanceof Error) throw new BackendError({ code: 'invalid_input', message: p.message });
+    if (p) this.pictures.set(profileId, p);
+    return p;
+  }
+  async avatarPictureClear(profileId: string) {
+    this.log('avatarPictureClear', profileId);
+    this.pictures.delete(profileId);
+  }
   onPushToTalk(h: (pressed: boolean) => void) {
     this.ptt.add(h);
     return () => this.ptt.delete(h);

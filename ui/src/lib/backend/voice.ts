@@ -46,6 +46,12 @@ export interface VoiceBackend {
   avatarConsents(profileId: string): Promise<AvatarConsent[]>;
   /** Calls the avatar in the detached/remote windows; the shell JSON-encodes `arg` into the script (A-28). */
   avatarCall(method: AvatarMethod, arg: string | number): Promise<void>;
+  /** A profile's avatar picture (a `data:image/…` URL), if the user chose one. */
+  avatarPicture(profileId: string): Promise<string | null>;
+  /** The user picks a picture for a profile's avatar (a file dialog): kept cropped and scaled; `null` if cancelled. */
+  avatarPicturePick(profileId: string): Promise<string | null>;
+  /** Back to the drawn avatar for a profile. */
+  avatarPictureClear(profileId: string): Promise<void>;
   onPushToTalk(handler: (pressed: boolean) => void): () => void;
   onTts(handler: (ev: TtsEvent) => void): () => void;
   onAvatarWindowClosed(handler: (label: string) => void): () => void;
@@ -112,6 +118,15 @@ export class TauriVoiceBackend implements VoiceBackend {
   }
   async avatarCall(method: AvatarMethod, arg: string | number) {
     await gen.avatarCall(method, arg);
+  }
+  avatarPicture(profileId: string) {
+    return gen.avatarPicture(profileId);
+  }
+  avatarPicturePick(profileId: string) {
+    return gen.avatarPicturePick(profileId);
+  }
+  async avatarPictureClear(profileId: string) {
+    await gen.avatarPictureClear(profileId);
   }
   onPushToTalk(handler: (pressed: boolean) => void) {
     return listen(here(events.pushToTalk), (p) => handler(p.pressed));

@@ -12,13 +12,14 @@ export interface AvatarCall {
   json: string;
 }
 
-const METHODS: readonly AvatarMethod[] = ['setState', 'speak', 'setVolume', 'setSpeechLevel', 'setLook'];
+const METHODS: readonly AvatarMethod[] = ['setState', 'speak', 'setVolume', 'setSpeechLevel', 'setLook', 'setImage'];
 
-/** Encode one call; strings for setState/speak/setLook, a finite 0..1 number for the levels. */
+/** Encode one call; strings for setState/speak/setLook/setImage (`''`: no picture), a finite 0..1 number for the levels. */
 export function encodeCall(method: AvatarMethod, arg: unknown): AvatarCall {
   if (!METHODS.includes(method)) throw new Error(`not an avatar method: ${String(method)}`);
   let v: string | number;
-  if (method === 'setState' || method === 'speak' || method === 'setLook') v = typeof arg === 'string' ? arg : String(arg ?? '');
+  if (method === 'setState' || method === 'speak' || method === 'setLook' || method === 'setImage')
+    v = typeof arg === 'string' ? arg : String(arg ?? '');
   else {
     const n = typeof arg === 'number' && Number.isFinite(arg) ? arg : 0;
     v = Math.round(Math.min(1, Math.max(0, n)) * 1000) / 1000;
@@ -82,8 +83,10 @@ export interface AvatarInputs {
   speaking: boolean;
   /** A card (approval or question) waits for the user's answer. */
   waiting?: boolean;
-  /** The connection is lost or refused. */
+  /** The connection is lost or refused, or hands-free lost its microphone. */
   error?: boolean;
+  /** Hands-free is on and hears: with nothing else going on, the avatar listens. */
+  micOpen?: boolean;
 }
 
 /**
@@ -99,6 +102,7 @@ export function deriveState(i: AvatarInputs): string {
   const p = (i.protocol || 'idle').trim().toLowerCase();
   if (p !== 'idle') return p;
   if (i.typing) return 'thinking';
+  if (i.micOpen) return 'listening';
   return 'idle';
 }
 
@@ -165,11 +169,22 @@ export class AvatarDriver {
     this.lastLook = look;
     this.call('setLook', look);
   }
-  /** A page (re)loaded: give it the current look and state again, and a line it missed while loading. */
+  private lastImage = '';
+  /** The user's picture for the agent on screen (a `data:image/…` URL; `null`: the drawn avatar). */
+  setImage(url: string | null): void {
+    const u = url ?? '';
+    if (u === this.lastImage) return;
+    this.lastImage = u;
+    this.call('setImage', u);
+  }
+  /** A page (re)loaded: give it the current look, picture and state again, and a line it missed while loading. */
   replay(): void {
     const look = this.lastLook;
     this.lastLook = '';
     if (look) this.setLook(look);
+    const image = this.lastImage;
+    this.lastImage = '';
+    if (image) this.setImage(image);
     const s = this.lastState;
     this.lastState = '';
     if (s) this.setState(s);

@@ -70,6 +70,11 @@ export class VoiceHub {
   startedAt = $state(0);
   /** Hands-free: the user is speaking now. */
   speech = $state(false);
+  /** Hands-free: the microphone went away (the shell's message); listening resumes by itself when it is back. */
+  micLost = $state<string | null>(null);
+  /** Hands-free: the microphone is back, or another one took over (its name), for a few seconds. */
+  micBack = $state<string | null>(null);
+  private micBackTimer: ReturnType<typeof setTimeout> | null = null;
   error = $state<VoiceError | null>(null);
   settings = $state<VoiceSettings | null>(null);
   tts = $state<TtsStatus | null>(null);
@@ -177,8 +182,33 @@ export class VoiceHub {
         this.speech = false;
         this.fail({ code: ev.code, message: ev.message });
         break;
+      case 'mic_lost':
+        this.level = 0;
+        this.speech = false;
+        this.setMicBack(null);
+        this.micLost = ev.message;
+        break;
+      case 'mic_back':
+        this.micLost = null;
+        this.setMicBack(ev.device);
+        break;
+      case 'stopped':
+        // the tray's "Stop listening"
+        this.phase = 'idle';
+        this.level = 0;
+        this.speech = false;
+        this.micLost = null;
+        this.setMicBack(null);
+        break;
     }
   };
+
+  private setMicBack(device: string | null): void {
+    if (this.micBackTimer) clearTimeout(this.micBackTimer);
+    this.micBackTimer = null;
+    this.micBack = device;
+    if (device !== null) this.micBackTimer = setTimeout(() => (this.micBack = null), 4000);
+  }
 
   private async deliver(clips: VoiceClip[]): Promise<void> {
     const t = this.target();
@@ -269,6 +299,8 @@ export class VoiceHub {
       this.phase = 'idle';
       this.level = 0;
       this.speech = false;
+      this.micLost = null;
+      this.setMicBack(null);
       await this.vb.stop().catch(() => {});
     }
   }
@@ -296,10 +328,45 @@ export class VoiceHub {
     if (this.target()?.profileId === profileId) this.showLookOf(profileId);
   }
 
-  /** The avatar takes the look of the agent on screen. */
+  /** The avatar takes the look of the agent on screen: its colour theme, and its picture if the user chose one. */
   showLookOf(profileId: string | null): void {
+    this.lookOf = profileId;
     const look = (profileId && this.voiceOf(profileId).look) || AVATAR_LOOKS[0];
     this.avatar.setLook(look);
+    if (!profileId) return this.avatar.setImage(null);
+    if (profileId in this.pictures) return this.avatar.setImage(this.pictures[profileId]);
+    void this.pictureOf(profileId).then((url) => {
+      if (this.lookOf === profileId) this.avatar.setImage(url);
+    });
+  }
+
+  /** A profile's picture, asked of the shell once. */
+  async pictureOf(profileId: string): Promise<string | null> {
+    if (profileId in this.pictures) return this.pictures[profileId];
+    const url = await this.vb.avatarPicture(profileId).catch(() => null);
+    this.pictures = { ...this.pictures, [profileId]: url };
+    return url;
+  }
+
+  /** The profile whose look the avatar wears. */
+  private lookOf: string | null = null;
+
+  /** Per profile: the user's picture for its avatar (a data URL), once asked for; `null`: none. */
+  pictures = $state<Record<string, string | null>>({});
+
+  /** The user picks a picture for a profile's avatar (a file dialog); refused files throw with the reason. */
+  async pickPicture(profileId: string): Promise<void> {
+    const url = await this.vb.avatarPicturePick(profileId);
+    if (url === null) return;
+    this.pictures = { ...this.pictures, [profileId]: url };
+    if (this.lookOf === profileId) this.avatar.setImage(url);
+  }
+
+  /** Back to the drawn avatar for a profile. */
+  async clearPicture(profileId: string): Promise<void> {
+    await this.vb.avatarPictureClear(profileId);
+    this.pictures = { ...this.pictures, [profileId]: null };
+    if (this.lookOf === profileId) this.avatar.setImage(null);
   }
 
   /** Is read-aloud on for any profile (the speech engine will be needed)? */
@@ -389,7 +456,15 @@ export class VoiceHub {
 
   /** Push the derived state to the avatar and run the lip-sync envelope while the agent speaks. */
   sync(protocol: string, typing: boolean, more: { waiting?: boolean; error?: boolean } = {}): string {
-    const state = deriveState({ protocol, typing, listening: this.recording, speaking: this.speaking, ...more });
+    const state = deriveState({
+      protocol,
+      typing,
+      listening: this.recording,
+      speaking: this.speaking,
+      waiting: more.waiting,
+      error: more.error || this.micLost !== null,
+      micOpen: this.handsFree && this.micLost === null,
+    });
     this.shown = state;
     this.avatar.setState(state);
     if (state === 'speaking' && !this.envelopeTimer) {
