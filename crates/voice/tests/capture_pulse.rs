@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Pulse, active, cpu_secs, espeak, read_i16, rms, tools_or_skip};
+use common::{Case, Pulse, active, cpu_secs, espeak, read_i16, rms};
 use hermes_voice::capture::{CaptureError, CaptureEvent, Recorder, RecorderConfig, Recording, list_input_devices};
 use hermes_voice::wav::{HERMES_SPEC, to_hermes_wav};
 
@@ -331,27 +331,7 @@ fn device_lost(p: &mut Pulse, _dir: &Path) {
     assert_eq!(errors.lock().unwrap().len(), 1);
 }
 
-type Case = (&'static str, fn(&mut Pulse, &Path));
-
 fn main() {
-    if !tools_or_skip("capture_pulse", &["pulseaudio", "pactl", "paplay", "parec", "espeak-ng"]) {
-        return;
-    }
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let tmp = tempfile::tempdir().unwrap();
-    let xdg = tmp.path().join("xdg");
-    std::fs::create_dir_all(&xdg).unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700)).unwrap();
-    }
-    // SAFETY: no other thread exists yet, so nothing can read the environment concurrently.
-    #[allow(unsafe_code)]
-    unsafe {
-        std::env::set_var("XDG_RUNTIME_DIR", &xdg);
-        std::env::remove_var("PULSE_SERVER");
-    }
-    let mut pulse = Pulse::start(&xdg);
     let mut cases: Vec<Case> = vec![
         ("devices", devices),
         ("record_speech", record_speech),
@@ -364,25 +344,5 @@ fn main() {
     #[cfg(feature = "tts")]
     cases.push(("tts_speaks_and_stops", tts_speaks_and_stops));
     cases.push(("device_lost", device_lost));
-    let mut failed = Vec::new();
-    let mut ran = 0;
-    for (name, f) in cases {
-        if !filter.is_empty() && !filter.iter().any(|x| name.contains(x.as_str())) {
-            continue;
-        }
-        ran += 1;
-        eprintln!("test {name} ...");
-        let t = Instant::now();
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut pulse, tmp.path())));
-        let ok = r.is_ok();
-        eprintln!("test {name} ... {} ({:.1} s)", if ok { "ok" } else { "FAILED" }, t.elapsed().as_secs_f64());
-        if !ok {
-            failed.push(name);
-        }
-    }
-    drop(pulse);
-    eprintln!("capture_pulse: {} run, {} failed {:?}", ran, failed.len(), failed);
-    if !failed.is_empty() {
-        std::process::exit(1);
-    }
+    common::run_cases("capture_pulse", &["pulseaudio", "pactl", "paplay", "parec", "espeak-ng"], cases);
 }

@@ -162,3 +162,51 @@ impl Drop for Pulse {
         self.kill();
     }
 }
+
+/// One case of a `harness = false` PulseAudio test: a name (a command-line word filters on it) and the case.
+pub type Case = (&'static str, fn(&mut Pulse, &Path));
+
+/// The `main` of a `harness = false` PulseAudio test: skips (or fails under HERMES_REQUIRE_AUDIO) without `tools`;
+/// points XDG_RUNTIME_DIR at a private folder while the process is still single-threaded (the in-process ALSA pulse
+/// plugin and cpal find the private daemon there), starts the daemon and runs the cases in order, each caught; exits
+/// 1 if any failed.
+pub fn run_cases(test: &str, tools: &[&str], cases: Vec<Case>) {
+    if !tools_or_skip(test, tools) {
+        return;
+    }
+    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let xdg = tmp.path().join("xdg");
+    std::fs::create_dir_all(&xdg).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    // SAFETY: the caller's `main` calls this first: no other thread exists yet to read the environment.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("XDG_RUNTIME_DIR", &xdg);
+        std::env::remove_var("PULSE_SERVER");
+    }
+    let mut pulse = Pulse::start(&xdg);
+    let mut failed = Vec::new();
+    let mut ran = 0;
+    for (name, f) in cases {
+        if !filter.is_empty() && !filter.iter().any(|x| name.contains(x.as_str())) {
+            continue;
+        }
+        ran += 1;
+        eprintln!("test {name} ...");
+        let t = Instant::now();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut pulse, tmp.path())));
+        eprintln!("test {name} ... {} ({:.1} s)", if r.is_ok() { "ok" } else { "FAILED" }, t.elapsed().as_secs_f64());
+        if r.is_err() {
+            failed.push(name);
+        }
+    }
+    drop(pulse);
+    eprintln!("{test}: {} run, {} failed {:?}", ran, failed.len(), failed);
+    if !failed.is_empty() {
+        std::process::exit(1);
+    }
+}
