@@ -16,8 +16,8 @@ use std::time::Duration;
 use hermes_voice::aec::{AecOptions, SharedEchoCanceller};
 use hermes_voice::capture::{CaptureError, CaptureEvent, MAX_WAV_BYTES, Recorder, RecorderConfig, Recording};
 use hermes_voice::clip::{Clip, ClipError};
-use hermes_voice::listener::{Listener, ListenerEvent};
-use hermes_voice::live::{InputChange, LiveInput};
+use hermes_voice::listener::Listener;
+use hermes_voice::live::LiveInput;
 use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
 use hermes_voice::vad::{Segmenter, SegmenterConfig};
 use serde::{Deserialize, Serialize};
@@ -28,7 +28,10 @@ use tauri_specta::Event as _;
 
 use crate::error::{AppError, AppResult, ErrorCode};
 
+mod hands_free;
 mod send;
+use hands_free::{hands_free_events, input_changes, set_listening, start_echo_reference};
+pub use hands_free::{mic_lost_message, stop_listening};
 pub use send::VoiceSendTo;
 use send::send_clips;
 
@@ -517,110 +520,9 @@ pub async fn voice_start(
     Ok(name)
 }
 
-/// The tray shows whether the microphone is open.
-fn set_listening(app: &AppHandle, now: Option<Listening>) {
-    let Some(st) = app.try_state::<VoiceState>() else { return };
-    let changed = st.listening.lock().map(|mut g| std::mem::replace(&mut *g, now) != now).unwrap_or(false);
-    if changed {
-        crate::tray::refresh(app);
-    }
-}
-
-/// Hands-free's device changes, to the page (a message it shows until the microphone is back) and the tray; the
-/// echo canceller starts its microphone afresh after the gap.
-fn input_changes(
-    app: AppHandle,
-    ch: Channel<VoiceEvent>,
-    named: Option<String>,
-    aec: Option<SharedEchoCanceller>,
-) -> impl Fn(InputChange) + Send + 'static {
-    move |c| match c {
-        InputChange::Lost(e) => {
-            tracing::warn!("hands-free: the microphone went away ({e}); listening again when it is back");
-            set_listening(&app, Some(Listening { hands_free: true, lost: true }));
-            let _ = ch.send(VoiceEvent::MicLost { message: mic_lost_message(named.as_deref()) });
-        }
-        InputChange::Resumed { device, after_loss } => {
-            tracing::info!(%device, after_loss, "hands-free: listening again");
-            if let Some(a) = &aec {
-                a.resync();
-            }
-            set_listening(&app, Some(Listening { hands_free: true, lost: false }));
-            let _ = ch.send(VoiceEvent::MicBack { device, after_loss });
-        }
-        _ => {}
-    }
-}
-
-/// What the page shows while hands-free waits for its microphone.
-pub fn mic_lost_message(named: Option<&str>) -> String {
-    match named {
-        Some(d) => format!(
-            "The microphone \"{d}\" was disconnected. Hands-free listens again as soon as it is back — or choose \
-             another one in Settings → Voice."
-        ),
-        None => "The microphone was disconnected. Hands-free listens again as soon as a microphone is connected."
-            .to_string(),
-    }
-}
-
-/// The echo canceller for hands-free and the recording that feeds it what the speakers play (the default output's
-/// monitor). `None`, and hands-free listens without it, where there is no monitor or it cannot be opened.
-fn start_echo_reference(opts: AecOptions) -> Option<(SharedEchoCanceller, Recording)> {
-    let Some(monitor) = hermes_voice::capture::playback_monitor() else {
-        tracing::info!("no output monitor (PulseAudio/PipeWire): hands-free without echo cancellation");
-        return None;
-    };
-    let aec = SharedEchoCanceller::new(opts);
-    let feed = aec.clone();
-    let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
-    match Recorder::with_config(config).on_samples(move |block| feed.render(block)).start(Some(&monitor)) {
-        Ok(rec) => {
-            tracing::info!(%monitor, noise_suppression = opts.noise_suppression, "hands-free with echo cancellation");
-            Some((aec, rec))
-        }
-        Err(e) => {
-            tracing::warn!(%monitor, "cannot record the output monitor ({e}): hands-free without echo cancellation");
-            None
-        }
-    }
-}
-
-/// What the hands-free listener reports, to the UI's Channel; barge-in also stops read-aloud at once.
-fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl FnMut(ListenerEvent) + Send + 'static {
-    move |ev| match ev {
-        ListenerEvent::SpeechStart => {
-            let _ = ch.send(VoiceEvent::SpeechStart);
-        }
-        ListenerEvent::BargeIn => {
-            if let Some(st) = app.try_state::<VoiceState>() {
-                st.stop_speaking();
-            }
-            let _ = ch.send(VoiceEvent::BargeIn);
-        }
-        ListenerEvent::Utterance(clips) => {
-            let _ = ch.send(VoiceEvent::Utterance { clips: clips.into_iter().map(VoiceClip::from).collect() });
-        }
-        ListenerEvent::WriteFailed(e) => tracing::warn!("cannot write an utterance: {e}"),
-        _ => {}
-    }
-}
-
 fn cancel_active(app: &AppHandle, state: &VoiceState) {
     if let Some(a) = state.active.lock().ok().and_then(|mut g| g.take()) {
         a.cancel();
-    }
-    set_listening(app, None);
-}
-
-/// The tray's "Stop listening": ends push-to-talk or hands-free without sending, and tells the page.
-pub fn stop_listening(app: &AppHandle) {
-    let Some(state) = app.try_state::<VoiceState>() else { return };
-    let active = state.active.lock().ok().and_then(|mut g| g.take());
-    if let Some(a) = active {
-        let events = a.events.clone();
-        a.cancel();
-        let _ = events.send(VoiceEvent::Stopped);
     }
     set_listening(app, None);
 }
@@ -759,52 +661,4 @@ pub fn tts_stop(state: State<'_, VoiceState>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn settings_roundtrip_and_defaults() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(VoiceSettings::load(dir.path()), VoiceSettings::default());
-        let s = VoiceSettings {
-            device: Some("USB Mic".into()),
-            shortcut: None,
-            end_silence_ms: 900,
-            tts_voice: Some("en-GB".into()),
-            tts_rate: 1.25,
-            echo_cancellation: false,
-            noise_suppression: false,
-        };
-        s.save(dir.path()).unwrap();
-        assert_eq!(VoiceSettings::load(dir.path()), s);
-        // a file from before echo cancellation existed: both on
-        std::fs::write(dir.path().join(SETTINGS_FILE), br#"{"endSilenceMs": 700}"#).unwrap();
-        let old = VoiceSettings::load(dir.path());
-        assert!(old.echo_cancellation && old.noise_suppression && old.end_silence_ms == 700);
-        std::fs::write(dir.path().join(SETTINGS_FILE), b"{not json").unwrap();
-        assert_eq!(VoiceSettings::load(dir.path()), VoiceSettings::default(), "a broken file gives the defaults");
-    }
-
-    #[test]
-    fn settings_are_clamped() {
-        let s = VoiceSettings {
-            device: Some("  ".into()),
-            shortcut: Some(" ".into()),
-            end_silence_ms: 5,
-            tts_voice: None,
-            tts_rate: f32::NAN,
-            ..Default::default()
-        }
-        .normalized();
-        assert_eq!((s.device, s.shortcut, s.end_silence_ms, s.tts_rate), (None, None, 200, 1.0));
-        let s = VoiceSettings { end_silence_ms: 60_000, tts_rate: 9.0, ..Default::default() }.normalized();
-        assert_eq!((s.end_silence_ms, s.tts_rate), (3000, 2.0));
-    }
-
-    #[test]
-    fn capture_errors_have_stable_codes() {
-        assert_eq!(capture_error(&CaptureError::NoDevice).code, "no_microphone");
-        assert_eq!(capture_error(&CaptureError::DeviceLost("x".into())).code, "microphone_lost");
-        assert_eq!(capture_error(&CaptureError::TooShort { ms: 100, min_ms: 300 }).code, "too_short");
-    }
-}
+mod tests;

@@ -146,7 +146,7 @@ fn e2e_each_agent_its_avatar_look() {
     drop(driver);
 }
 
-/// #28 item 4: a picture the user picks becomes the first agent's avatar — cropped to its centre, kept in the data
+/// A picture the user picks becomes the first agent's avatar — cropped to its centre, kept in the data
 /// folder, handed to the bundled page as a `data:` URL — and moves with the avatar's states; the second agent keeps
 /// the drawn one; "Use the drawn avatar" takes it back.
 #[test]

@@ -8,7 +8,7 @@
 //!   receives the `audio` frame (16 kHz WAV, plausible duration).
 //! - `e2e_voice_global_shortcut`: the push-to-talk shortcut, pressed and released with xdotool, records and stops.
 //! - `e2e_voice_hands_free`: two spoken sentences with silence between → two `audio` frames, no button.
-//! - `e2e_voice_mic_never_deaf` (#28 item 2): 100 push-to-talk cycles and 20 hands-free toggles that each hear, the
+//! - `e2e_voice_mic_never_deaf`: 100 push-to-talk cycles and 20 hands-free toggles that each hear, the
 //!   tray's listening state and its "Stop listening", a microphone unplugged and back, a new default input.
 //! - `e2e_voice_read_aloud`: a final reply is spoken; the avatar is `speaking` meanwhile, idle after.
 //! - `bench_voice_keyup_to_frame` (HERMES_BENCH=1): key-up → `audio` frame for a 10 s clip, CPU while recording.
@@ -337,7 +337,7 @@ fn e2e_voice_hands_free() {
     drop(s);
 }
 
-/// The virtual microphone rig for #28 item 2: tones played into sinks (each sink's monitor is a microphone), extra
+/// The virtual microphone rig for the never-deaf test: tones played into sinks (each sink's monitor is a microphone), extra
 /// sinks that can be unplugged (their module unloaded) and plugged back. Dropped: players killed, extra sinks
 /// unloaded, the default source back to `vsink.monitor` (the next test's microphone).
 #[derive(Default)]
@@ -431,7 +431,7 @@ fn pill(s: &Session) -> String {
         .to_string()
 }
 
-/// #28 item 2, a microphone that never goes deaf, in the real app on the PulseAudio rig: 100 push-to-talk cycles and
+/// A microphone that never goes deaf, in the real app on the PulseAudio rig: 100 push-to-talk cycles and
 /// 20 hands-free toggles each hear the tone that plays into the virtual microphone (the level the shell measured, and
 /// 100 `audio` frames at the devserver); the tray shows listening (a menu line, a red dot on its icon) and stops it;
 /// a chosen microphone unplugged mid-session is reported in the page, the tray and the avatar, and hands-free

@@ -6,6 +6,8 @@ pub mod aec;
 #[cfg(feature = "capture")]
 pub mod capture;
 pub mod clip;
+#[cfg(feature = "capture")]
+pub mod devices;
 #[cfg(feature = "vad")]
 pub mod listener;
 #[cfg(feature = "capture")]

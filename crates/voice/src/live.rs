@@ -134,7 +134,7 @@ fn supervise(
     use std::sync::atomic::Ordering::Relaxed;
     let follow = want.is_none();
     // one connection to the sound server for the checks (a new one each time would cost a handshake)
-    let host = crate::capture::shared_host();
+    let host = crate::devices::shared_host();
     let mut current = Some(first);
     let set_shown = |d: Option<&str>| {
         if let Ok(mut g) = device_now.lock() {
@@ -165,9 +165,9 @@ fn supervise(
         let changed = match (&current, &want) {
             (None, _) => None,
             (Some(r), None) => {
-                crate::capture::default_input_id_in(&host).map(|id| !id.is_empty() && id != r.device_id())
+                crate::devices::default_input_id_in(&host).map(|id| !id.is_empty() && id != r.device_id())
             }
-            (Some(_), Some(w)) => crate::capture::device_present_in(&host, w).map(|present| !present),
+            (Some(_), Some(w)) => crate::devices::device_present_in(&host, w).map(|present| !present),
         };
         match next(current.is_some(), follow, changed) {
             Next::Wait => wait = CHECK,

@@ -1,4 +1,4 @@
-//! #28 item 2, "a microphone that never goes deaf", against a private PulseAudio daemon through cpal's native
+//! A microphone that never goes deaf, against a private PulseAudio daemon through cpal's native
 //! PulseAudio host: a tone plays into the virtual microphone all along, and every cycle must record it (an energy
 //! check, not only "no error").
 //!

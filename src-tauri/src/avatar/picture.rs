@@ -1,4 +1,4 @@
-//! A picture the user picks as an agent's avatar (#28 item 4): shown by the bundled page (`setImage`) with its idle
+//! A picture the user picks as an agent's avatar: shown by the bundled page (`setImage`) with its idle
 //! and talking motion. The file is decoded here, never handed to a webview as it is: cropped to a square around its
 //! centre, scaled to at most [`SIDE`] px, re-encoded (PNG when it has transparency, else JPEG) and kept in the data
 //! folder as `avatars/<profile id>.png|.jpg`. The page gets it as a `data:` URL — it loads nothing from disk or the

@@ -133,7 +133,7 @@ describe('avatar driver (A-28)', () => {
     expect(deriveState({ ...base, error: true, speaking: true })).toBe('speaking');
     expect(deriveState({ ...base, error: true, listening: true })).toBe('listening');
     expect(deriveState({ ...base, protocol: 'tool' })).toBe('tool');
-    // hands-free on: the avatar listens when nothing else goes on (#28 item 2), and gives way to everything else
+    // hands-free on: the avatar listens when nothing else goes on, and gives way to everything else
     expect(deriveState({ ...base, micOpen: true })).toBe('listening');
     expect(deriveState({ ...base, micOpen: true, typing: true })).toBe('thinking');
     expect(deriveState({ ...base, micOpen: true, speaking: true })).toBe('speaking');

@@ -1,0 +1,112 @@
+//! Hands-free's side of the shell: the echo canceller's reference recording, the listener's and the live input's
+//! events to the page, and the microphone's state for the tray (with its "Stop listening").
+
+use hermes_voice::aec::{AecOptions, SharedEchoCanceller};
+use hermes_voice::capture::{Recorder, RecorderConfig, Recording};
+use hermes_voice::listener::ListenerEvent;
+use hermes_voice::live::InputChange;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Manager};
+
+use super::{Listening, VoiceClip, VoiceEvent, VoiceState};
+
+/// The tray shows whether the microphone is open.
+pub(super) fn set_listening(app: &AppHandle, now: Option<Listening>) {
+    let Some(st) = app.try_state::<VoiceState>() else { return };
+    let changed = st.listening.lock().map(|mut g| std::mem::replace(&mut *g, now) != now).unwrap_or(false);
+    if changed {
+        crate::tray::refresh(app);
+    }
+}
+
+/// Hands-free's device changes, to the page (a message it shows until the microphone is back) and the tray; the
+/// echo canceller starts its microphone afresh after the gap.
+pub(super) fn input_changes(
+    app: AppHandle,
+    ch: Channel<VoiceEvent>,
+    named: Option<String>,
+    aec: Option<SharedEchoCanceller>,
+) -> impl Fn(InputChange) + Send + 'static {
+    move |c| match c {
+        InputChange::Lost(e) => {
+            tracing::warn!("hands-free: the microphone went away ({e}); listening again when it is back");
+            set_listening(&app, Some(Listening { hands_free: true, lost: true }));
+            let _ = ch.send(VoiceEvent::MicLost { message: mic_lost_message(named.as_deref()) });
+        }
+        InputChange::Resumed { device, after_loss } => {
+            tracing::info!(%device, after_loss, "hands-free: listening again");
+            if let Some(a) = &aec {
+                a.resync();
+            }
+            set_listening(&app, Some(Listening { hands_free: true, lost: false }));
+            let _ = ch.send(VoiceEvent::MicBack { device, after_loss });
+        }
+        _ => {}
+    }
+}
+
+/// What the page shows while hands-free waits for its microphone.
+pub fn mic_lost_message(named: Option<&str>) -> String {
+    match named {
+        Some(d) => format!(
+            "The microphone \"{d}\" was disconnected. Hands-free listens again as soon as it is back — or choose \
+             another one in Settings → Voice."
+        ),
+        None => "The microphone was disconnected. Hands-free listens again as soon as a microphone is connected."
+            .to_string(),
+    }
+}
+
+/// The echo canceller for hands-free and the recording that feeds it what the speakers play (the default output's
+/// monitor). `None`, and hands-free listens without it, where there is no monitor or it cannot be opened.
+pub(super) fn start_echo_reference(opts: AecOptions) -> Option<(SharedEchoCanceller, Recording)> {
+    let Some(monitor) = hermes_voice::capture::playback_monitor() else {
+        tracing::info!("no output monitor (PulseAudio/PipeWire): hands-free without echo cancellation");
+        return None;
+    };
+    let aec = SharedEchoCanceller::new(opts);
+    let feed = aec.clone();
+    let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
+    match Recorder::with_config(config).on_samples(move |block| feed.render(block)).start(Some(&monitor)) {
+        Ok(rec) => {
+            tracing::info!(%monitor, noise_suppression = opts.noise_suppression, "hands-free with echo cancellation");
+            Some((aec, rec))
+        }
+        Err(e) => {
+            tracing::warn!(%monitor, "cannot record the output monitor ({e}): hands-free without echo cancellation");
+            None
+        }
+    }
+}
+
+/// What the hands-free listener reports, to the UI's Channel; barge-in also stops read-aloud at once.
+pub(super) fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl FnMut(ListenerEvent) + Send + 'static {
+    move |ev| match ev {
+        ListenerEvent::SpeechStart => {
+            let _ = ch.send(VoiceEvent::SpeechStart);
+        }
+        ListenerEvent::BargeIn => {
+            if let Some(st) = app.try_state::<VoiceState>() {
+                st.stop_speaking();
+            }
+            let _ = ch.send(VoiceEvent::BargeIn);
+        }
+        ListenerEvent::Utterance(clips) => {
+            let _ = ch.send(VoiceEvent::Utterance { clips: clips.into_iter().map(VoiceClip::from).collect() });
+        }
+        ListenerEvent::WriteFailed(e) => tracing::warn!("cannot write an utterance: {e}"),
+        _ => {}
+    }
+}
+
+/// The tray's "Stop listening": ends push-to-talk or hands-free without sending, and tells the page.
+pub fn stop_listening(app: &AppHandle) {
+    let Some(state) = app.try_state::<VoiceState>() else { return };
+    let active = state.active.lock().ok().and_then(|mut g| g.take());
+    if let Some(a) = active {
+        let events = a.events.clone();
+        a.cancel();
+        let _ = events.send(VoiceEvent::Stopped);
+    }
+    set_listening(app, None);
+}
