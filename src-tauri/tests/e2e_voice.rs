@@ -1095,8 +1095,7 @@ fn bench_voice_barge_in_on_speakers() {
     println!("aec_cpu_percent={:.3}", cost[0] - cost[1]);
     echo_cancellation(true);
 
-    // 2. barge-in on the rig
-    let _echo = SpeakerEcho::start();
+    // 2. barge-in: first without the speakers' echo, the canceller off then on (where the time goes), then the rig
     let user =
         Command::new("pactl").args(["load-module", "module-null-sink", "sink_name=vuser"]).output().expect("pactl");
     let user_module = String::from_utf8_lossy(&user.stdout).trim().to_string();
@@ -1113,56 +1112,72 @@ fn bench_voice_barge_in_on_speakers() {
         .expect("pactl");
     let room_module = String::from_utf8_lossy(&room.stdout).trim().to_string();
     let (said, speakers) = (Tap::start("vuser.monitor"), Tap::start("vspeaker.monitor"));
+    let mut barges = 0;
+    let mut rounds = |label: &str, n: usize| -> Vec<f64> {
+        let mut ms = Vec::new();
+        for round in 1..=n {
+            barges += 1;
+            let frames = audio_frames(&agent).len();
+            say(long);
+            s.wait("reading aloud", 30, "return window.__hermesVoice.ttsSpeaking");
+            std::thread::sleep(Duration::from_millis(2500));
+            // the page's clock against the test's: the midpoint of a round trip
+            let before = Instant::now();
+            let page_now = s.exec("return performance.now()", json!([])).as_f64().unwrap_or(0.0);
+            let sync = before + before.elapsed() / 2;
+            let played = Instant::now();
+            assert!(
+                Command::new("paplay")
+                    .args(["--device=vuser", "--latency-msec=10"])
+                    .arg(&speech)
+                    .status()
+                    .unwrap()
+                    .success()
+            );
+            s.wait(
+                "barge-in stopped read-aloud",
+                5,
+                &format!("return window.__barge >= {barges} && !window.__hermesVoice.ttsSpeaking"),
+            );
+            std::thread::sleep(Duration::from_millis(1000));
+            let onset = said.first_loud(played, 0.02).expect("the user's speech at its sink");
+            let silent = speakers.silent_from(onset, 0.003, Duration::from_millis(500)).expect("the speakers silent");
+            let lag = silent.saturating_duration_since(onset).as_secs_f64() * 1000.0;
+            // where it went: the page heard of the barge-in (the shell had already stopped read-aloud) at…
+            let barge_at = s.exec("return window.__bargeAt", json!([])).as_f64().unwrap_or(0.0);
+            let speech_at = s.exec("return window.__speechAt ?? 0", json!([])).as_f64().unwrap_or(0.0);
+            let since_onset =
+                |page: f64| (page - page_now) - onset.saturating_duration_since(sync).as_secs_f64() * 1000.0;
+            let detected = since_onset(barge_at);
+            eprintln!(
+                "{label}, round {round}: read-aloud silent {lag:.0} ms after the user's speech began (the listener's \
+                 onset at {:.0} ms, barge-in at {detected:.0} ms, the speakers quiet {:.0} ms later)",
+                since_onset(speech_at),
+                lag - detected
+            );
+            s.exec("window.__speechAt = 0", json!([]));
+            ms.push(lag);
+            agent.wait_log(20, |l| {
+                l.iter().filter(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })).count() > frames
+            });
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        ms
+    };
+    echo_cancellation(false);
+    hands_free(true);
+    rounds("no echo, no canceller", 3);
+    hands_free(false);
+    echo_cancellation(true);
+    hands_free(true);
+    rounds("no echo, the canceller on", 3);
+    hands_free(false);
+    let _echo = SpeakerEcho::start();
     hands_free(true);
     until("hands-free started with the echo canceller", || {
         wd::app_log(data.path()).contains("hands-free with echo cancellation")
     });
-    let mut ms = Vec::new();
-    for round in 1..=ROUNDS {
-        let frames = audio_frames(&agent).len();
-        say(long);
-        s.wait("reading aloud", 30, "return window.__hermesVoice.ttsSpeaking");
-        std::thread::sleep(Duration::from_millis(2500));
-        // the page's clock against the test's: the midpoint of a round trip
-        let before = Instant::now();
-        let page_now = s.exec("return performance.now()", json!([])).as_f64().unwrap_or(0.0);
-        let sync = before + before.elapsed() / 2;
-        let played = Instant::now();
-        assert!(
-            Command::new("paplay")
-                .args(["--device=vuser", "--latency-msec=10"])
-                .arg(&speech)
-                .status()
-                .unwrap()
-                .success()
-        );
-        s.wait(
-            "barge-in stopped read-aloud",
-            5,
-            &format!("return window.__barge >= {round} && !window.__hermesVoice.ttsSpeaking"),
-        );
-        std::thread::sleep(Duration::from_millis(1000));
-        let onset = said.first_loud(played, 0.02).expect("the user's speech at its sink");
-        let silent = speakers.silent_from(onset, 0.003, Duration::from_millis(500)).expect("the speakers silent");
-        let lag = silent.saturating_duration_since(onset).as_secs_f64() * 1000.0;
-        // where it went: the page heard of the barge-in (the shell had already stopped read-aloud) at…
-        let barge_at = s.exec("return window.__bargeAt", json!([])).as_f64().unwrap_or(0.0);
-        let speech_at = s.exec("return window.__speechAt ?? 0", json!([])).as_f64().unwrap_or(0.0);
-        let since_onset = |page: f64| (page - page_now) - onset.saturating_duration_since(sync).as_secs_f64() * 1000.0;
-        let detected = since_onset(barge_at);
-        eprintln!(
-            "round {round}: read-aloud silent {lag:.0} ms after the user's speech began (the listener's onset at \
-             {:.0} ms, barge-in at {detected:.0} ms, the speakers quiet {:.0} ms later)",
-            since_onset(speech_at),
-            lag - detected
-        );
-        s.exec("window.__speechAt = 0", json!([]));
-        ms.push(lag);
-        agent.wait_log(20, |l| {
-            l.iter().filter(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })).count() > frames
-        });
-        std::thread::sleep(Duration::from_millis(1500));
-    }
+    let mut ms = rounds("the rig", ROUNDS);
     hands_free(false);
     let _ = Command::new("pactl").args(["unload-module", &room_module]).status();
     let _ = Command::new("pactl").args(["unload-module", &user_module]).status();
