@@ -60,6 +60,13 @@ fn open_two_agents_env(agent: &Agent, env: &[(&str, &str)]) -> (tempfile::TempDi
     (data, driver, s)
 }
 
+/// Settings → Voice, opened with Ctrl+, as a user would.
+fn open_voice_settings(s: &wd::Session) {
+    s.press(&[wd::keys::CONTROL], &[","]);
+    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
+    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+}
+
 /// A reply that arrives in a conversation not on screen is counted in the sidebar until that conversation is opened.
 #[test]
 fn e2e_unread_badge() {
@@ -125,9 +132,7 @@ fn e2e_each_agent_its_avatar_look() {
     let (first, second) = (FIRST_ROW, SECOND_ROW);
     let look = |want: &str| format!("{AVATAR_ROOT} return !!root && root.dataset.look === '{want}'");
     s.wait("the default look", 15, &look("lilac"));
-    s.press(&[wd::keys::CONTROL], &[","]);
-    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
-    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+    open_voice_settings(&s);
     s.wait("the agent's look", 10, "return !!document.querySelector('[data-testid=agent-look]')");
     s.exec(
         "const l = document.querySelector('[data-testid=agent-look]'); l.value = 'mint'; l.dispatchEvent(new Event('change', {bubbles: true}))",
@@ -170,9 +175,7 @@ fn e2e_an_agent_wears_the_users_picture() {
     let pictured = format!("{AVATAR_ROOT} return !!root && root.dataset.image === '1'");
     let drawn = format!("{AVATAR_ROOT} return !!root && !root.dataset.image");
     s.wait("the drawn avatar", 15, &drawn);
-    s.press(&[wd::keys::CONTROL], &[","]);
-    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
-    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+    open_voice_settings(&s);
     s.wait("the picture button", 10, "return !!document.querySelector('[data-testid=agent-picture] button')");
     s.exec("document.querySelector('[data-testid=agent-picture] button').click()", json!([]));
     s.wait(
@@ -217,9 +220,7 @@ fn e2e_an_agent_wears_the_users_picture() {
     s.exec(&format!("(() => {{ {first} }})().click()"), json!([]));
     s.wait("the first agent's picture again", 10, &pictured);
     // and back to the drawn avatar
-    s.press(&[wd::keys::CONTROL], &[","]);
-    s.wait("settings", 10, "return !!document.querySelector('[role=tab]')");
-    s.exec("[...document.querySelectorAll('[role=tab]')].find(b => b.innerText.includes('Voice')).click()", json!([]));
+    open_voice_settings(&s);
     s.wait(
         "the remove button",
         10,
