@@ -14,7 +14,8 @@
 //! agent can never become code.
 
 pub mod consent;
-pub mod picture;
+
+use hermes_app::picture;
 
 use serde::{Deserialize, Serialize};
 use specta::Type;

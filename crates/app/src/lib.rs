@@ -15,6 +15,7 @@ mod history;
 pub mod hub;
 #[cfg(all(target_os = "linux", feature = "notify"))]
 pub mod notice;
+pub mod picture;
 mod profiles;
 pub mod resident;
 pub mod settings;

@@ -78,6 +78,10 @@ impl App {
     /// The profile, its conversations, messages, cards and outbox; its received files' index rows.
     pub fn delete_profile(&self, id: &str) -> Result<()> {
         self.with_store(|s| s.profile_delete(id))?;
+        // its avatar picture goes with it
+        if let Err(e) = crate::picture::remove(&self.data_dir, id) {
+            tracing::warn!(profile = %id, "could not remove the avatar picture: {e}");
+        }
         Ok(())
     }
 

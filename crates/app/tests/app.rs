@@ -117,6 +117,19 @@ fn history_pages_walk_back_with_their_cards() {
 }
 
 #[test]
+fn a_deleted_profile_takes_its_avatar_picture_along() {
+    let (dir, app) = app();
+    let p = app.create_profile(&input("Hermes", "ws://127.0.0.1:8787/ws", Dialect::Adapter)).unwrap();
+    let other = app.create_profile(&input("Other", "ws://127.0.0.1:8788/ws", Dialect::Adapter)).unwrap();
+    let pic = hermes_app::picture::Picture { bytes: vec![0xff, 0xd8, 0xff], png: false };
+    hermes_app::picture::save(dir.path(), &p.id, &pic).unwrap();
+    hermes_app::picture::save(dir.path(), &other.id, &pic).unwrap();
+    app.delete_profile(&p.id).unwrap();
+    assert_eq!(hermes_app::picture::load(dir.path(), &p.id), None);
+    assert_eq!(hermes_app::picture::load(dir.path(), &other.id), Some(pic), "another profile's stays");
+}
+
+#[test]
 fn a_cursor_no_page_gave_is_refused() {
     let (_dir, app) = app();
     let p = app.create_profile(&input("Hermes", "ws://127.0.0.1:8787/ws", Dialect::Adapter)).unwrap();

@@ -61,12 +61,7 @@ pub async fn delete_profile(app: AppHandle, state: State<'_, AppState>, id: Stri
     if let Err(e) = blocking(move || keychain::delete(&account)).await? {
         tracing::warn!(profile = %id, "could not remove the token from the keychain: {e}");
     }
-    state.app.delete_profile(&id)?;
-    // its avatar picture goes with it
-    if let Err(e) = crate::avatar::picture::remove(&state.data_dir, &id) {
-        tracing::warn!(profile = %id, "could not remove the avatar picture: {e}");
-    }
-    Ok(())
+    Ok(state.app.delete_profile(&id)?)
 }
 
 #[tauri::command]

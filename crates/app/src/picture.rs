@@ -4,9 +4,11 @@
 //! folder as `avatars/<profile id>.png|.jpg`. The page gets it as a `data:` URL — it loads nothing from disk or the
 //! network. The agent's own page never gets it: the picture is the user's, not the agent's.
 
+#[cfg(feature = "picture")]
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "picture")]
 use image::{DynamicImage, GenericImageView, ImageFormat, ImageReader, Limits};
 
 /// The picture's side once scaled (the page shows it at ≤ 260 CSS px; 2× for HiDPI screens).
@@ -14,7 +16,9 @@ pub const SIDE: u32 = 512;
 /// A bigger file is refused before it is read (a photo straight from a camera is well under).
 pub const MAX_FILE_BYTES: u64 = 40 * 1024 * 1024;
 /// Decoding limits: a decompression bomb is refused, not decoded.
+#[cfg(feature = "picture")]
 const MAX_DIMENSION: u32 = 12_000;
+#[cfg(feature = "picture")]
 const MAX_ALLOC: u64 = 512 * 1024 * 1024;
 
 /// Why a picture cannot be used (the message is for the user).
@@ -46,6 +50,7 @@ impl Picture {
     }
 }
 
+#[cfg(feature = "picture")]
 /// Decode `bytes` (PNG, JPEG, WebP, GIF — by their content, not a name), crop to the centred square, scale to at most
 /// [`SIDE`], and re-encode.
 pub fn prepare(bytes: &[u8]) -> Result<Picture, PictureError> {
@@ -87,6 +92,7 @@ pub fn prepare(bytes: &[u8]) -> Result<Picture, PictureError> {
     Ok(Picture { bytes: out.into_inner(), png })
 }
 
+#[cfg(feature = "picture")]
 fn has_transparency(img: &DynamicImage) -> bool {
     img.to_rgba8().pixels().any(|p| p.0[3] < 255)
 }
@@ -135,7 +141,7 @@ pub fn remove(dir: &Path, id: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "picture"))]
 mod tests {
     use super::*;
 
