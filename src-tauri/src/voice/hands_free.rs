@@ -103,10 +103,16 @@ pub(super) fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl
 pub fn stop_listening(app: &AppHandle) {
     let Some(state) = app.try_state::<VoiceState>() else { return };
     let active = state.active.lock().ok().and_then(|mut g| g.take());
+    set_listening(app, None);
     if let Some(a) = active {
         let events = a.events.clone();
-        a.cancel();
-        let _ = events.send(VoiceEvent::Stopped);
+        // called from the tray's menu on the main thread: closing the streams waits for their threads
+        let spawned = std::thread::Builder::new().name("hermes-voice-stop".into()).spawn(move || {
+            a.cancel();
+            let _ = events.send(VoiceEvent::Stopped);
+        });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot stop listening: {e}");
+        }
     }
-    set_listening(app, None);
 }
