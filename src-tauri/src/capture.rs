@@ -205,6 +205,37 @@ pub async fn capture_windows(webview: tauri::Webview) -> AppResult<Vec<CaptureWi
         .collect())
 }
 
+/// A window named in a capture's message: its title and app.
+#[derive(Debug, Clone, Serialize, Type)]
+#[serde(rename_all = "camelCase")]
+pub struct NamedWindow {
+    pub title: String,
+    pub app_name: String,
+}
+
+/// The window a capture's message names: `picked` (a "Window" capture) or the one that had the keyboard focus when
+/// the panel was summoned (quick.rs). `None` with the app's setting off (the default), when that window was this
+/// app's own or is gone, or without a window list.
+#[tauri::command]
+#[specta::specta]
+pub async fn capture_named_window(
+    app: AppHandle,
+    webview: tauri::Webview,
+    picked: Option<u32>,
+) -> AppResult<Option<NamedWindow>> {
+    from_panel(&webview)?;
+    if !crate::quick::names_window(&app) {
+        return Ok(None);
+    }
+    let Some(id) = picked.or_else(|| app.try_state::<crate::quick::QuickPanel>().and_then(|s| s.focused_before()))
+    else {
+        return Ok(None);
+    };
+    let own = std::process::id();
+    let found = blocking(move || hermes_capture::windows(own).ok()?.into_iter().find(|w| w.id == id)).await?;
+    Ok(found.map(|w| NamedWindow { title: w.title, app_name: w.app_name }))
+}
+
 /// "Window": the picked window's pixels.
 #[tauri::command]
 #[specta::specta]

@@ -107,6 +107,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             quick::quick_take_capture,
             capture::capture_screen,
             capture::capture_windows,
+            capture::capture_named_window,
             capture::capture_window,
             capture::capture_region_begin,
             capture::capture_region_show,
@@ -273,12 +274,14 @@ pub fn run(opts: Options) {
             match o.open {
                 Some((profile, conversation)) => window::open_conversation(app, &profile, &conversation),
                 None if o.quick && o.capture => quick::capture_soon(app),
-                None if o.quick => quick::toggle(app),
+                None if o.quick => quick::toggle_soon(app),
                 None => show_main(app),
             }
         }))
         .plugin(tauri_plugin_deep_link::init())
-        .plugin(tauri_plugin_window_state::Builder::default().build())
+        // (not the Quick Ask panel: it opens centred under the pointer, and it is built hidden while the main window
+        // is open — a saved "visible" would put it on screen at its start)
+        .plugin(tauri_plugin_window_state::Builder::default().with_denylist(&[quick::QUICK]).build())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())
@@ -340,6 +343,7 @@ pub fn run(opts: Options) {
                 if opts.capture {
                     quick::capture_soon(app.handle());
                 } else {
+                    quick::remember_focused(app.handle());
                     quick::show(app.handle());
                 }
                 tracing::info!(since_start_ms = since_start_ms(), "started for the Quick Ask panel");

@@ -5,6 +5,9 @@
 //!
 //! Shown: centred on the monitor under the pointer, focused. Hidden (Esc, the shortcut again, "Open in Hermes"): its
 //! webview stays for [`crate::window::hidden_destroy_after`] so the next press shows it at once, then it is destroyed.
+//! While the main window is on screen the panel is kept built and hidden ([`prepare_soon`]): a press then shows a page
+//! that is already there (the 100 ms), at the price of a web process for as long as the main window is open;
+//! it goes with the main window's webview, so nothing of it is left while the app waits in the tray.
 //! While it is on screen the main window's hidden timer does not hand the connections to the resident process; once
 //! it hides and no window is on screen, that timer starts again (window.rs).
 
@@ -24,6 +27,9 @@ const SIZE: (f64, f64) = (640.0, 420.0);
 /// A panel built for a press is shown when its page has rendered (no blank frame), or after this at the latest.
 const FIRST_PAINT_AT_MOST: Duration = Duration::from_millis(1500);
 
+/// How long after the main window's page starts the panel is prepared: once the launch's own work is done.
+const PREPARE_AFTER: Duration = Duration::from_secs(2);
+
 /// Managed state of the panel's life.
 #[derive(Default)]
 pub struct QuickPanel {
@@ -31,9 +37,36 @@ pub struct QuickPanel {
     generation: AtomicU64,
     /// A panel built for a press waits for its page's first render before it goes on screen.
     awaiting_page: AtomicBool,
+    /// The page of the panel built last has rendered (it may go on screen at once).
+    rendered: AtomicBool,
     /// The capture shortcut was pressed: the panel's page starts a region capture when it next asks
     /// ([`quick_take_capture`]: at its start and whenever it gains the focus).
     capture_pending: AtomicBool,
+    /// The window that had the keyboard focus when a shortcut summoned the panel (its id, looked up at a capture:
+    /// capture.rs), kept only while the app's "name the window" setting is on.
+    focused_before: std::sync::Mutex<Option<u32>>,
+}
+
+impl QuickPanel {
+    /// The window [`remember_focused`] kept.
+    pub fn focused_before(&self) -> Option<u32> {
+        self.focused_before.lock().ok().and_then(|g| *g)
+    }
+}
+
+/// Whether a capture's message names the window in focus (the app's setting, off by default).
+pub fn names_window(app: &AppHandle) -> bool {
+    app.try_state::<crate::settings::SettingsState>().is_some_and(|s| s.get().capture_names_window)
+}
+
+/// A shortcut summoned the panel: the window that has the keyboard focus now (another app's, before the panel takes
+/// it) is kept for a capture's message — only its id, and only with the setting on. Quick: two X round trips.
+pub fn remember_focused(app: &AppHandle) {
+    let Some(st) = app.try_state::<QuickPanel>() else { return };
+    let id = if names_window(app) { hermes_capture::active_window_id() } else { None };
+    if let Ok(mut g) = st.focused_before.lock() {
+        *g = id;
+    }
 }
 
 /// The panel, when it exists and is on screen.
@@ -53,6 +86,7 @@ pub fn recording_view(app: &AppHandle) -> &'static str {
 
 /// The shortcut was pressed (on global-hotkey's thread): toggle on the main thread.
 pub fn toggle_soon(app: &AppHandle) {
+    remember_focused(app);
     let handle = app.clone();
     let _ = app.run_on_main_thread(move || toggle(&handle));
 }
@@ -66,6 +100,7 @@ pub struct CaptureRequested {}
 /// opens on a region capture. Its page asks at its start and whenever it gains the focus, and is told when it is on
 /// screen already.
 pub fn capture_soon(app: &AppHandle) {
+    remember_focused(app);
     let handle = app.clone();
     let _ = app.run_on_main_thread(move || {
         let Some(st) = handle.try_state::<QuickPanel>() else { return };
@@ -99,6 +134,9 @@ pub fn toggle(app: &AppHandle) {
 /// Builds the panel: the app's page in its Quick Ask view, with the start-up snapshot, the host facts and the same
 /// navigation guards as the main window. Hidden until [`show`] has placed it.
 fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+    if let Some(st) = app.try_state::<QuickPanel>() {
+        st.rendered.store(false, Ordering::SeqCst);
+    }
     let mut b = WebviewWindowBuilder::new(app, QUICK, WebviewUrl::App("index.html".into()));
     // placed when built: a position set on a window not yet mapped is not kept (X11 without a window manager)
     b = match centre_under_pointer(app) {
@@ -134,30 +172,63 @@ fn centre_under_pointer(app: &AppHandle) -> Option<tauri::LogicalPosition<f64>> 
     ))
 }
 
-/// Shows the panel on the monitor under the pointer, focused on its input. A panel that is gone is built now and goes
-/// on screen once its page has rendered ([`quick_page_ready`]; [`FIRST_PAINT_AT_MOST`] at the latest).
+/// Shows the panel on the monitor under the pointer, focused on its input. A panel that is gone is built now; one
+/// whose page has not rendered yet (built now, or prepared a moment ago) goes on screen once it has
+/// ([`quick_page_ready`]; [`FIRST_PAINT_AT_MOST`] at the latest).
 pub fn show(app: &AppHandle) {
     let Some(st) = app.try_state::<QuickPanel>() else { return };
     st.generation.fetch_add(1, Ordering::SeqCst);
     crate::window::hold_resident_timer(app);
-    if app.get_webview_window(QUICK).is_some() {
-        if !st.awaiting_page.load(Ordering::SeqCst) {
-            put_on_screen(app);
+    if app.get_webview_window(QUICK).is_none() {
+        if let Err(e) = build(app) {
+            tracing::warn!("cannot build the Quick Ask panel: {e}");
+            return;
         }
+        tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel built");
+    } else if st.rendered.load(Ordering::SeqCst) {
+        put_on_screen(app);
         return;
     }
-    if let Err(e) = build(app) {
-        tracing::warn!("cannot build the Quick Ask panel: {e}");
-        return;
+    if st.awaiting_page.swap(true, Ordering::SeqCst) {
+        return; // asked already: shown when its page has rendered
     }
-    tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel built");
-    st.awaiting_page.store(true, Ordering::SeqCst);
     crate::window::on_main_after(app, FIRST_PAINT_AT_MOST, |handle| {
         if handle.try_state::<QuickPanel>().is_some_and(|s| s.awaiting_page.swap(false, Ordering::SeqCst)) {
             tracing::warn!("the Quick Ask page did not say it rendered: shown anyway");
             put_on_screen(handle);
         }
     });
+}
+
+/// The main window's page has started (or the main window is back on screen): once the launch has settled, the panel
+/// is built hidden if the main window is still on screen, a Quick Ask shortcut is set and there is no panel yet.
+pub fn prepare_soon(app: &AppHandle) {
+    crate::window::on_main_after(app, PREPARE_AFTER, prepare);
+}
+
+fn prepare(app: &AppHandle) {
+    let shortcut = app
+        .try_state::<crate::settings::SettingsState>()
+        .is_none_or(|s| s.get().quick_ask_shortcut.is_some() || s.get().capture_shortcut.is_some());
+    let quitting = app.try_state::<crate::window::MainWindow>().is_some_and(|s| s.quitting());
+    if !shortcut || quitting || !crate::window::main_on_screen(app) || app.get_webview_window(QUICK).is_some() {
+        return;
+    }
+    match build(app) {
+        Ok(_) => tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel prepared (hidden)"),
+        Err(e) => tracing::warn!("cannot prepare the Quick Ask panel: {e}"),
+    }
+}
+
+/// The main window's webview goes: so does a hidden panel's (the app waits in the tray with no web process).
+pub fn drop_hidden(app: &AppHandle) {
+    if let Some(w) = app.get_webview_window(QUICK).filter(|w| !w.is_visible().unwrap_or(true)) {
+        tracing::info!("the hidden Quick Ask panel goes with the main window's webview");
+        if let Some(st) = app.try_state::<QuickPanel>() {
+            st.awaiting_page.store(false, Ordering::SeqCst);
+        }
+        let _ = w.destroy();
+    }
 }
 
 fn put_on_screen(app: &AppHandle) {
@@ -217,7 +288,8 @@ fn focus(w: &WebviewWindow) {
     let _ = w.set_focus();
 }
 
-/// Hides the panel; its webview is destroyed once it has stayed hidden for the main window's delay.
+/// Hides the panel; its webview is destroyed once it has stayed hidden for the main window's delay, unless the main
+/// window is on screen then (it stays prepared for the next press; [`drop_hidden`] ends it with the main window's).
 pub fn hide(app: &AppHandle) {
     let Some(w) = app.get_webview_window(QUICK) else { return };
     if let Some(st) = app.try_state::<QuickPanel>() {
@@ -233,6 +305,7 @@ pub fn hide(app: &AppHandle) {
         let still = handle.try_state::<QuickPanel>().is_some_and(|s| s.generation.load(Ordering::SeqCst) == generation);
         if let Some(w) = handle.get_webview_window(QUICK).filter(|_| still)
             && !w.is_visible().unwrap_or(true)
+            && !crate::window::main_on_screen(handle)
         {
             tracing::info!("Quick Ask panel hidden for {}s: its webview is destroyed", after.as_secs());
             let _ = w.destroy();
@@ -247,7 +320,9 @@ pub fn quick_page_ready(app: AppHandle, webview: tauri::Webview) {
     if webview.label() != QUICK {
         return;
     }
-    if app.try_state::<QuickPanel>().is_some_and(|s| s.awaiting_page.swap(false, Ordering::SeqCst)) {
+    let Some(st) = app.try_state::<QuickPanel>() else { return };
+    st.rendered.store(true, Ordering::SeqCst);
+    if st.awaiting_page.swap(false, Ordering::SeqCst) {
         put_on_screen(&app);
     }
 }

@@ -116,6 +116,11 @@ pub fn app_page<'a>(
     .on_new_window(security::deny_new_window)
 }
 
+/// Whether the main window exists and is on screen.
+pub fn main_on_screen(app: &AppHandle) -> bool {
+    app.get_webview_window(MAIN).is_some_and(|w| w.is_visible().unwrap_or(false))
+}
+
 /// Runs `f` on the main thread once `after` has passed (the hidden windows' timers).
 pub fn on_main_after(app: &AppHandle, after: Duration, f: impl FnOnce(&AppHandle) + Send + 'static) {
     let app = app.clone();
@@ -177,8 +182,7 @@ pub fn hold_resident_timer(app: &AppHandle) {
 /// hidden timer starts again.
 pub fn release_resident_timer(app: &AppHandle) {
     let Some(st) = state(app) else { return };
-    let main_on_screen = app.get_webview_window(MAIN).is_some_and(|w| w.is_visible().unwrap_or(false));
-    if main_on_screen || !st.is_resident() {
+    if main_on_screen(app) || !st.is_resident() {
         return;
     }
     let generation = st.generation.fetch_add(1, Ordering::SeqCst) + 1;
@@ -213,6 +217,7 @@ fn after_hidden(app: &AppHandle, generation: u64) {
             }
             crate::heap::trim_after_startup();
         }
+        crate::quick::drop_hidden(handle);
         crate::handover::start(handle);
     });
 }
@@ -269,6 +274,9 @@ pub fn show_main(app: &AppHandle) -> bool {
     let _ = w.unminimize();
     let _ = w.show();
     let _ = w.set_focus();
+    if !built {
+        crate::quick::prepare_soon(app); // (a page built now asks from its start, app_info)
+    }
     built
 }
 

@@ -41,6 +41,7 @@ out.capture_screen = await code(I.invoke('capture_screen', {stamp: 'x'}));
 out.capture_windows = await code(I.invoke('capture_windows'));
 out.capture_window = await code(I.invoke('capture_window', {id: 1, stamp: 'x'}));
 out.capture_region_begin = await code(I.invoke('capture_region_begin', {stamp: 'x'}));
+out.capture_named_window = await code(I.invoke('capture_named_window', {picked: 1}));
 return out;
 })();
 "#;
@@ -90,7 +91,8 @@ fn e2e_grants_a_page_naming_a_path_is_refused_and_attaching_still_sends() {
         assert_eq!(got[call], json!("file_not_granted"), "{call}: {got}");
     }
     assert_eq!(got["pasted_is_token"], json!(true), "{got}");
-    for call in ["capture_screen", "capture_windows", "capture_window", "capture_region_begin"] {
+    for call in ["capture_screen", "capture_windows", "capture_window", "capture_region_begin", "capture_named_window"]
+    {
         assert_eq!(got[call], json!("capture_denied"), "{call}: {got}");
     }
 

@@ -589,6 +589,19 @@ async captureWindows() : Promise<Result<CaptureWindow[], AppError>> {
 }
 },
 /**
+ * The window a capture's message names: `picked` (a "Window" capture) or the one that had the keyboard focus when
+ * the panel was summoned (quick.rs). `None` with the app's setting off (the default), when that window was this
+ * app's own or is gone, or without a window list.
+ */
+async captureNamedWindow(picked: number | null) : Promise<Result<NamedWindow | null, AppError>> {
+    try {
+    return { status: "ok", data: await TAURI_INVOKE("capture_named_window", { picked }) };
+} catch (e) {
+    if(e instanceof Error) throw e;
+    else return { status: "error", error: e  as any };
+}
+},
+/**
  * "Window": the picked window's pixels.
  */
 async captureWindow(id: number, stamp: string) : Promise<Result<Captured, AppError>> {
@@ -769,7 +782,12 @@ quickAskShortcut: string | null;
  * The global shortcut that opens the Quick Ask panel on a region capture (`Control+Alt+KeyS`); `null` turns it
  * off.
  */
-captureShortcut: string | null }
+captureShortcut: string | null; 
+/**
+ * A capture's message names the window that had the focus when the panel was summoned (its title and app), for
+ * the user to keep or delete before sending. Off by default: a window's title can say more than its pixels.
+ */
+captureNamesWindow: boolean }
 /**
  * A file of a message.
  */
@@ -1123,6 +1141,10 @@ export type MessageError = { code: string; text: string }
  * Where a message stands, as the user sees it.
  */
 export type MessageState = "queued" | "sent" | "delivered" | "failed" | "received"
+/**
+ * A window named in a capture's message: its title and app.
+ */
+export type NamedWindow = { title: string; appName: string }
 /**
  * Sent to the page to open a conversation (a notification or the tray's recent list was clicked); a page built for
  * it finds it in `AppInfo::open_conversation` instead.

@@ -59,6 +59,9 @@ pub struct AppSettings {
     /// The global shortcut that opens the Quick Ask panel on a region capture (`Control+Alt+KeyS`); `null` turns it
     /// off.
     pub capture_shortcut: Option<String>,
+    /// A capture's message names the window that had the focus when the panel was summoned (its title and app), for
+    /// the user to keep or delete before sending. Off by default: a window's title can say more than its pixels.
+    pub capture_names_window: bool,
 }
 
 impl Default for AppSettings {
@@ -77,6 +80,7 @@ impl Default for AppSettings {
             locale: "en".into(),
             quick_ask_shortcut: Some(DEFAULT_QUICK_ASK.into()),
             capture_shortcut: Some(DEFAULT_CAPTURE.into()),
+            capture_names_window: false,
         }
     }
 }
@@ -161,6 +165,7 @@ mod tests {
             locale: "ru".into(),
             quick_ask_shortcut: None,
             capture_shortcut: Some("Alt+F7".into()),
+            capture_names_window: true,
         };
         s.save(dir.path()).unwrap();
         assert_eq!(AppSettings::load(dir.path()), s);

@@ -3,7 +3,7 @@
 //! runs on them: [`crop`] and a fast [`encode_png`].
 //!
 //! **Every capture call blocks** (X11 round trips, a Wayland portal dialog, CoreGraphics): call [`screen_at`],
-//! [`windows`], [`window_image`] and [`focused_window`] from a blocking thread (`tokio::task::spawn_blocking`), never
+//! [`windows`], [`window_image`], [`focused_window`] and [`active_window_id`] from a blocking thread (`tokio::task::spawn_blocking`), never
 //! on the async runtime. [`crop`] and [`encode_png`] are pure CPU work, best kept off it too (release build, 1200×800:
 //! ~0.5 ms and ~10 ms).
 //!
@@ -190,6 +190,17 @@ pub fn window_image(id: u32) -> Result<image::RgbaImage> {
 /// the focus). Blocks (see the crate's documentation).
 pub fn focused_window(exclude_pid: u32) -> Option<WindowInfo> {
     windows(exclude_pid).ok()?.into_iter().find(|w| w.focused)
+}
+
+/// The id of the window with the keyboard focus now, for a later [`windows`] lookup: taken when a shortcut is pressed,
+/// before our panel takes the focus, so it must be quick. X11 (and XWayland): the window manager's
+/// `_NET_ACTIVE_WINDOW`, two round trips; elsewhere [`focused_window`]`(0)`. Blocks briefly.
+pub fn active_window_id() -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    if let Some(screen) = x11::Screen::open() {
+        return screen.active_window();
+    }
+    focused_window(0).map(|w| w.id)
 }
 
 fn window_info(

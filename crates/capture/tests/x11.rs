@@ -10,7 +10,8 @@ mod common;
 
 use common::{Reaped, Rgb, SCREEN_H, SCREEN_W, X, Xvfb, start_openbox, use_display, wait_until};
 use hermes_capture::{
-    CaptureError, Rect, WindowInfo, crop, encode_png, focused_window, screen_at, window_image, windows,
+    CaptureError, Rect, WindowInfo, active_window_id, crop, encode_png, focused_window, screen_at, window_image,
+    windows,
 };
 use image::{Rgba, RgbaImage};
 use x11rb::protocol::xproto::{Rectangle, Window};
@@ -164,12 +165,14 @@ fn window_list(s: &Scene) {
 fn focus(s: &Scene) {
     let f = focused_window(0).expect("a focused window");
     assert_eq!(f.id, s.pattern);
+    assert_eq!(active_window_id(), Some(s.pattern), "the quick read at a shortcut's press names it too");
     assert_eq!(f.title, PATTERN_TITLE);
     assert!(focused_window(std::process::id()).is_none(), "the focused window is ours: excluded");
     // Focus moves: xcap reads _NET_ACTIVE_WINDOW at each call.
     s.x.activate(s.back);
     wait_until(10, "the window behind to be active", || s.x.active_window() == Some(s.back));
     assert_eq!(focused_window(0).map(|w| w.id), Some(s.back));
+    assert_eq!(active_window_id(), Some(s.back));
     s.x.activate(s.pattern);
     wait_until(10, "the pattern window to be active again", || s.x.active_window() == Some(s.pattern));
     let (ox, oy) = s.x.origin(s.pattern);

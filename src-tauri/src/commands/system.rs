@@ -13,6 +13,9 @@ use crate::state::AppState;
 pub fn app_info(app: AppHandle, webview: tauri::Webview, state: State<'_, AppState>) -> AppInfo {
     // what was waiting for the main window's page is handed to it alone (not to the Quick Ask panel's)
     let main = webview.label() == crate::window::MAIN;
+    if main {
+        crate::quick::prepare_soon(&app);
+    }
     AppInfo {
         version: app.package_info().version.to_string(),
         data_dir: state.data_dir.display().to_string(),

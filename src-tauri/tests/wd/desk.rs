@@ -362,7 +362,10 @@ pub fn attach_rebuilt(s: &Session) {
         let handles = s.handles();
         handles.iter().any(|h| {
             s.switch_to(h)
-                && s.try_exec("return !!document.getElementById('composer-input')").is_ok_and(|v| v == json!(true))
+                && s.try_exec(
+                    "return !!document.getElementById('composer-input') && !document.querySelector('[data-testid=quick-panel]')",
+                )
+                .is_ok_and(|v| v == json!(true))
         })
     });
 }

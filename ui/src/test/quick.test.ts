@@ -121,7 +121,9 @@ describe('Quick Ask: look at my screen', () => {
     await screen.findByLabelText(/^Message to /);
     return q;
   }
-  const captures = (q: { calls: { cmd: string }[] }) => q.calls.filter((c) => c.cmd.startsWith('capture_') && c.cmd !== 'capture_access');
+  // (naming a window reads no pixels: not a capture)
+  const captures = (q: { calls: { cmd: string }[] }) =>
+    q.calls.filter((c) => c.cmd.startsWith('capture_') && c.cmd !== 'capture_access' && c.cmd !== 'capture_named_window');
 
   it('"Screen" captures on the click only, and attaches the picture downscaled to the agent\'s limit', async () => {
     const q = await panel();
@@ -162,6 +164,35 @@ describe('Quick Ask: look at my screen', () => {
     q.shell.captureWindows = [];
     await fireEvent.click(screen.getByTestId('capture-window'));
     expect(await screen.findByTestId('quick-notice')).toHaveTextContent('There is no other window to capture.');
+  });
+
+  it('names the window the capture came from only with the setting on: the one in focus before, or the one picked', async () => {
+    const q = await panel();
+    q.shell.captureWindows = [
+      { id: 7, title: 'Budget.xlsx — Sheets', appName: 'Sheets', width: 1200, height: 800 },
+      { id: 9, title: 'Terminal', appName: 'xterm', width: 800, height: 500 },
+    ];
+    q.shell.focusedBefore = 7;
+    const field = screen.getByLabelText(/^Message to /) as HTMLTextAreaElement;
+    // off (the default): the shell names nothing, the message stays as typed
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await waitFor(() => expect(screen.getByRole('list', { name: 'Files to send' })).toHaveTextContent(/screen-.*\.png/));
+    await waitFor(() => expect(q.calls.some((c) => c.cmd === 'capture_named_window')).toBe(true));
+    expect(field.value).toBe('');
+
+    q.shell.settings.captureNamesWindow = true;
+    await fireEvent.input(field, { target: { value: 'What is wrong here?' } });
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await waitFor(() => expect(field.value).toBe('From the window “Budget.xlsx — Sheets” (Sheets)\nWhat is wrong here?'));
+    // a second capture of the same window does not repeat the line
+    await fireEvent.click(screen.getByTestId('capture-screen'));
+    await waitFor(() => expect(q.calls.filter((c) => c.cmd === 'capture_named_window')).toHaveLength(3));
+    expect(field.value).toBe('From the window “Budget.xlsx — Sheets” (Sheets)\nWhat is wrong here?');
+    // "Window": the picked one is named
+    await fireEvent.click(screen.getByTestId('capture-window'));
+    await fireEvent.click((await screen.findAllByRole('menuitem'))[1]);
+    await waitFor(() => expect(field.value).toMatch(/^From the window “Terminal” \(xterm\)\nFrom the window “Budget/));
+    expect(q.calls.filter((c) => c.cmd === 'capture_named_window').at(-1)!.args.picked).toBe(9);
   });
 
   it('"Region" shows the frozen screen, takes the rectangle drawn on it, and Esc gives up', async () => {
@@ -306,6 +337,30 @@ describe('Settings → Shortcuts: the screen capture shortcut', () => {
     await fireEvent.change(field);
     expect(await screen.findByTestId('capture-error')).toHaveTextContent('These keys are already another Hermes shortcut');
     expect(ipc.shell.settings.captureShortcut).toBe('Alt+F7');
+  });
+});
+
+describe('Settings → Shortcuts: naming the window in a capture', () => {
+  it('is off by default, saved when ticked, and does not undo a shortcut changed on the same tab', async () => {
+    const ipc = await renderApp();
+    ipc.app.openSettings('shortcuts');
+    const box = (await screen.findByTestId('capture-names-window')) as HTMLInputElement;
+    expect(box.checked).toBe(false);
+    expect(box).toHaveAccessibleName('Name the window in a capture’s message');
+    const quick = screen.getByTestId('quick-ask-shortcut') as HTMLInputElement;
+    await fireEvent.input(quick, { target: { value: 'Alt+F8' } });
+    await fireEvent.change(quick);
+    await waitFor(() => expect(ipc.shell.settings.quickAskShortcut).toBe('Alt+F8'));
+    await fireEvent.click(box);
+    await waitFor(() => expect(ipc.shell.settings.captureNamesWindow).toBe(true));
+    expect(ipc.shell.settings.quickAskShortcut).toBe('Alt+F8');
+    // the capture shortcut's field, saved after the Quick Ask one on the same tab, keeps both
+    const capture = screen.getByTestId('capture-shortcut') as HTMLInputElement;
+    await fireEvent.input(capture, { target: { value: 'Alt+F7' } });
+    await fireEvent.change(capture);
+    await waitFor(() => expect(ipc.shell.settings.captureShortcut).toBe('Alt+F7'));
+    expect(ipc.shell.settings.quickAskShortcut).toBe('Alt+F8');
+    expect(ipc.shell.settings.captureNamesWindow).toBe(true);
   });
 });
 

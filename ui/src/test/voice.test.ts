@@ -331,6 +331,40 @@ describe('hands-free and the agent voice', () => {
     h.dispose();
   });
 
+  it("an agent's voice note plays in one page: not in the Quick Ask panel's while it is kept hidden", async () => {
+    localStorage.clear();
+    const played: string[] = [];
+    const real = globalThis.Audio;
+    globalThis.Audio = class {
+      constructor(public src: string) {}
+      addEventListener() {}
+      play() {
+        played.push(this.src);
+        return Promise.resolve();
+      }
+    } as unknown as typeof Audio;
+    const hidden = vi.spyOn(document, 'visibilityState', 'get').mockReturnValue('hidden');
+    try {
+      const { h } = hub();
+      h.setReadAloud('p1', true);
+      h.view = 'quick';
+      await h.onVoiceNote('p1', 'media/note.wav');
+      expect(played).toEqual([]);
+      hidden.mockReturnValue('visible');
+      await h.onVoiceNote('p1', 'media/note.wav');
+      expect(played).toEqual(['asset://localhost/media/note.wav']);
+      // the main window's page plays it hidden or not (the panel's page is the one kept out of sight)
+      hidden.mockReturnValue('hidden');
+      h.view = 'main';
+      await h.onVoiceNote('p1', 'media/note2.wav');
+      expect(played).toHaveLength(2);
+      h.dispose();
+    } finally {
+      hidden.mockRestore();
+      globalThis.Audio = real;
+    }
+  });
+
   it('TTS unavailable: speaking fails quietly', async () => {
     const { h, vb } = hub();
     vb.ttsAvailable = false;

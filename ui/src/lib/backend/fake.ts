@@ -98,6 +98,7 @@ export class FakeShell {
     trayHintShown: false,
     quickAskShortcut: 'Control+Alt+Space',
     captureShortcut: 'Control+Alt+KeyS',
+    captureNamesWindow: false,
   } as AppSettings;
   /** The push-to-talk shortcut the Quick Ask one may not equal (the shell's voice settings). */
   pushToTalk = 'Control+Shift+Space';
@@ -115,6 +116,8 @@ export class FakeShell {
   captureAccessAnswer: 'granted' | 'denied' | 'unknown' = 'granted';
   captureWindows: { id: number; title: string; appName: string; width: number; height: number }[] = [];
   captureBytes = 200_000;
+  /** The window that had the focus when the panel was summoned (the shell keeps its id: `capture_named_window`). */
+  focusedBefore: number | null = null;
   /** A region capture under way: the rectangle the page drew is in `regionEnds`. */
   regionEnds: ({ x: number; y: number; width: number; height: number } | null)[] = [];
   /** The capture shortcut was pressed: the panel's next `quick_take_capture` answers true, once. */
@@ -344,6 +347,12 @@ export class FakeShell {
         return this.captureAccess;
       case 'capture_windows':
         return this.captureWindows.map((w) => ({ ...w }));
+      case 'capture_named_window': {
+        if (!this.settings.captureNamesWindow) return null;
+        const id = (a.picked as number | null) ?? this.focusedBefore;
+        const w = this.captureWindows.find((x) => x.id === id);
+        return w ? { title: w.title, appName: w.appName } : null;
+      }
       case 'capture_screen':
       case 'capture_window':
       case 'capture_region_begin':

@@ -89,6 +89,8 @@ export class AppState {
   pendingDrop = $state<string[]>([]);
   /** Text to quote at the top of the composer ("Ask about the clipboard"), consumed by the composer. */
   pendingQuote = $state<string | null>(null);
+  /** A line about what was attached (the window a capture came from), put first in the composer once. */
+  pendingLine = $state<string | null>(null);
   focusComposerNonce = $state(0);
   focusSearchNonce = $state(0);
   sidebarOpen = $state(true);

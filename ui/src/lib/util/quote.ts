@@ -10,3 +10,10 @@ export function withQuote(quoted: string, typed: string): string {
   const q = quoteBlock(quoted);
   return typed.trim() ? `${q}\n\n${typed}` : `${q}\n\n`;
 }
+
+/** `line` on a line of its own above what was typed (once: a line already there is not repeated). */
+export function withLine(line: string, typed: string): string {
+  const l = line.replace(/\s+/g, ' ').trim();
+  if (!l || typed.split('\n').includes(l)) return typed;
+  return typed ? `${l}\n${typed}` : `${l}\n`;
+}

@@ -100,6 +100,8 @@ export class VoiceHub {
   /** The iframe of the bundled page (set by the avatar pane). */
   frame: HTMLIFrameElement | null = null;
 
+  /** The page's window: the Quick Ask panel's page is kept while it is hidden, and stays silent then. */
+  view: 'main' | 'quick' = 'main';
   private releaseAfterStart = false;
   private errorTimer: ReturnType<typeof setTimeout> | null = null;
   private notes = new Set<HTMLAudioElement>();
@@ -415,6 +417,8 @@ export class VoiceHub {
   /** An agent voice note: played (when read-aloud is on for the profile) with the avatar speaking. */
   async onVoiceNote(profileId: string, path: string): Promise<void> {
     if (this.target()?.profileId !== profileId || !this.readAloudOn(profileId) || this.recording) return;
+    // the hidden panel kept for the next press shows the same conversation as the main window: only one plays it
+    if (this.view === 'quick' && typeof document !== 'undefined' && document.visibilityState === 'hidden') return;
     try {
       const url = await this.backend.fileUrl(path);
       const a = new Audio(url);
@@ -570,7 +574,7 @@ export function getVoice(): VoiceHub | null {
 /** The hub for this app: Tauri in the app, the in-memory fake in a plain browser (dev) and in tests. */
 export function createVoiceHub(app: AppState, backend: Backend, vb?: VoiceBackend): VoiceHub {
   const v = vb ?? (inTauri() ? new TauriVoiceBackend() : new FakeVoiceBackend((pid, cmd) => backend.sendCommand(pid, cmd)));
-  return new VoiceHub(v, backend, () => {
+  const hub = new VoiceHub(v, backend, () => {
     const s = app.currentSession;
     const sel = app.selection;
     if (!s || !sel) return null;
@@ -584,4 +588,6 @@ export function createVoiceHub(app: AppState, backend: Backend, vb?: VoiceBacken
       settle: (route) => s.settleVoice(route),
     };
   });
+  hub.view = app.view;
+  return hub;
 }
