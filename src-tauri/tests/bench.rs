@@ -365,24 +365,40 @@ fn page_marks(s: &wd::Session) -> serde_json::Value {
 
 /// CPU time (clock ticks, utime + stime) of `root` and its descendants now.
 fn cpu_ticks(root: u32) -> u64 {
-    process_tree(root)
-        .into_iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .map(|stat| {
-            let after = &stat[stat.rfind(')').unwrap_or(0) + 2..];
-            let f: Vec<&str> = after.split_whitespace().collect();
-            f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-                + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0)
-        })
-        .sum()
+    ticks_by_process(root).into_values().map(|(_, t)| t).sum()
 }
 
-/// Percent of one core used by `root`'s tree over `secs` (clock ticks of 10 ms: `getconf CLK_TCK` = 100 here).
+/// Each process of `root`'s tree: its name (`comm`) and its user + system clock ticks.
+fn ticks_by_process(root: u32) -> std::collections::BTreeMap<u32, (String, u64)> {
+    process_tree(root)
+        .into_iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().map(|s| (pid, s)))
+        .map(|(pid, stat)| {
+            let comm = stat.get(stat.find('(').map_or(0, |i| i + 1)..stat.rfind(')').unwrap_or(0)).unwrap_or("");
+            let after = &stat[stat.rfind(')').unwrap_or(0) + 2..];
+            let f: Vec<&str> = after.split_whitespace().collect();
+            let ticks = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+                + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
+            (pid, (comm.to_string(), ticks))
+        })
+        .collect()
+}
+
+/// Percent of one core used by `root`'s tree over `secs` (clock ticks of 10 ms: `getconf CLK_TCK` = 100 here); each
+/// process's share goes to stderr (`name pid: %`), to see where a figure comes from.
 fn cpu_percent(root: u32, secs: u64) -> f64 {
-    let a = cpu_ticks(root);
+    let a = ticks_by_process(root);
     std::thread::sleep(Duration::from_secs(secs));
-    let b = cpu_ticks(root);
-    (b - a) as f64 / secs as f64
+    let b = ticks_by_process(root);
+    let used: Vec<(String, u32, f64)> = b
+        .iter()
+        .map(|(pid, (name, t))| {
+            (name.clone(), *pid, t.saturating_sub(a.get(pid).map_or(0, |(_, t0)| *t0)) as f64 / secs as f64)
+        })
+        .collect();
+    let share: Vec<String> = used.iter().map(|(name, pid, pct)| format!("{name} {pid}: {pct:.2} %")).collect();
+    eprintln!("  by process: {}", share.join(", "));
+    used.iter().map(|(_, _, pct)| pct).sum()
 }
 
 /// Asks `pid`'s mapped top-level windows to close as a window manager does (`WM_DELETE_WINDOW`; Xvfb has none).
