@@ -209,7 +209,8 @@ pub fn prepare_soon(app: &AppHandle) {
 fn prepare(app: &AppHandle) {
     let shortcut = app
         .try_state::<crate::settings::SettingsState>()
-        .is_none_or(|s| s.get().quick_ask_shortcut.is_some() || s.get().capture_shortcut.is_some());
+        .map(|s| s.get())
+        .is_none_or(|s| s.quick_ask_shortcut.is_some() || s.capture_shortcut.is_some());
     let quitting = app.try_state::<crate::window::MainWindow>().is_some_and(|s| s.quitting());
     if !shortcut || quitting || !crate::window::main_on_screen(app) || app.get_webview_window(QUICK).is_some() {
         return;
