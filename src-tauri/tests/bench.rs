@@ -38,35 +38,11 @@ fn seeded(url: &str) -> (tempfile::TempDir, String) {
     (dir, p.device_id)
 }
 
-/// `root` and all its descendants (from `/proc`).
-fn process_tree(root: u32) -> Vec<u32> {
-    let mut parent = std::collections::HashMap::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let after = &stat[stat.rfind(')').unwrap() + 2..];
-        let ppid: u32 = after.split_whitespace().nth(1).unwrap().parse().unwrap();
-        parent.insert(pid, ppid);
-    }
-    let in_tree = |mut p: u32| {
-        while p > 1 {
-            if p == root {
-                return true;
-            }
-            p = *parent.get(&p).unwrap_or(&0);
-        }
-        false
-    };
-    let mut pids: Vec<u32> = parent.keys().copied().filter(|&p| in_tree(p)).collect();
-    pids.sort_unstable();
-    pids
-}
-
 /// Summed PSS (kB) of `root` and all its descendants.
 fn pss_tree(root: u32) -> (u64, Vec<String>) {
     let mut total = 0;
     let mut names = Vec::new();
-    for pid in process_tree(root) {
+    for pid in wd::procfs::tree(root) {
         let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
         let pss: u64 = rollup
             .lines()
@@ -84,7 +60,7 @@ fn pss_tree(root: u32) -> (u64, Vec<String>) {
 /// `HERMES_BENCH_SMAPS=1`: where each process of the tree holds its memory — `Pss` summed by mapping (a library, the
 /// binary, `[anon]`, `[heap]`), the largest first. This is how the memory figures in bench/README.md were split.
 fn smaps_breakdown(root: u32) {
-    for pid in process_tree(root) {
+    for pid in wd::procfs::tree(root) {
         let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps")) else { continue };
         let mut by: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
         let mut name = String::new();
@@ -365,39 +341,40 @@ fn page_marks(s: &wd::Session) -> serde_json::Value {
 
 /// CPU time (clock ticks, utime + stime) of `root` and its descendants now.
 fn cpu_ticks(root: u32) -> u64 {
-    ticks_by_process(root).into_values().map(|(_, t)| t).sum()
-}
-
-/// Each process of `root`'s tree: its name (`comm`) and its user + system clock ticks.
-fn ticks_by_process(root: u32) -> std::collections::BTreeMap<u32, (String, u64)> {
-    process_tree(root)
-        .into_iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().map(|s| (pid, s)))
-        .map(|(pid, stat)| {
-            let comm = stat.get(stat.find('(').map_or(0, |i| i + 1)..stat.rfind(')').unwrap_or(0)).unwrap_or("");
-            let after = &stat[stat.rfind(')').unwrap_or(0) + 2..];
-            let f: Vec<&str> = after.split_whitespace().collect();
-            let ticks = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-                + f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
-            (pid, (comm.to_string(), ticks))
-        })
-        .collect()
+    wd::procfs::ticks_by_process(root).into_values().map(|(_, t)| t).sum()
 }
 
 /// Percent of one core used by `root`'s tree over `secs` (clock ticks of 10 ms: `getconf CLK_TCK` = 100 here); each
-/// process's share goes to stderr (`name pid: %`), to see where a figure comes from.
+/// process's share goes to stderr (`name pid: %`), and below it each thread that used 0.02 % or more
+/// (`name/tid(wchan) %`), to see where a figure comes from.
 fn cpu_percent(root: u32, secs: u64) -> f64 {
+    use wd::procfs::{thread_ticks, ticks_by_process};
     let a = ticks_by_process(root);
+    let threads_a: Vec<_> = a.keys().map(|pid| (*pid, thread_ticks(*pid))).collect();
     std::thread::sleep(Duration::from_secs(secs));
     let b = ticks_by_process(root);
-    let used: Vec<(String, u32, f64)> = b
-        .iter()
-        .map(|(pid, (name, t))| {
-            (name.clone(), *pid, t.saturating_sub(a.get(pid).map_or(0, |(_, t0)| *t0)) as f64 / secs as f64)
-        })
-        .collect();
+    let pct = |t0: u64, t1: u64| t1.saturating_sub(t0) as f64 / secs as f64;
+    let used: Vec<(String, u32, f64)> =
+        b.iter().map(|(pid, (name, t))| (name.clone(), *pid, pct(a.get(pid).map_or(0, |(_, t0)| *t0), *t))).collect();
     let share: Vec<String> = used.iter().map(|(name, pid, pct)| format!("{name} {pid}: {pct:.2} %")).collect();
     eprintln!("  by process: {}", share.join(", "));
+    for (pid, before) in threads_a {
+        let mut busy: Vec<(f64, String)> = thread_ticks(pid)
+            .into_iter()
+            .map(|(tid, (name, t))| {
+                // the tid tells the main thread (= pid) from unnamed ones; the kernel function it waits in (`wchan`:
+                // a poller sleeps in `hrtimer_nanosleep`, an event loop in `do_sys_poll`) tells what it is
+                let wchan = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).unwrap_or_default();
+                (pct(before.get(&tid).map_or(0, |(_, t0)| *t0), t), format!("{name}/{tid}({wchan})"))
+            })
+            .filter(|(p, _)| *p >= 0.02)
+            .collect();
+        busy.sort_by(|x, y| y.0.total_cmp(&x.0));
+        let busy: Vec<String> = busy.iter().map(|(p, name)| format!("{name} {p:.2}")).collect();
+        if !busy.is_empty() {
+            eprintln!("    threads of {pid}: {}", busy.join(", "));
+        }
+    }
     used.iter().map(|(_, _, pct)| pct).sum()
 }
 

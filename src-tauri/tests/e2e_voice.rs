@@ -819,29 +819,6 @@ fn e2e_voice_read_aloud() {
     drop(s);
 }
 
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let Some(close) = stat.rfind(')') else { return 0 };
-    let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-    f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-        + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-}
-
-/// Per-thread CPU ticks of a process: tid → (name, utime + stime).
-fn thread_ticks(pid: u32) -> std::collections::HashMap<u32, (String, u64)> {
-    let mut m = std::collections::HashMap::new();
-    for e in std::fs::read_dir(format!("/proc/{pid}/task")).into_iter().flatten().flatten() {
-        let Ok(tid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
-        let f: Vec<&str> = stat[close + 2..].split_whitespace().collect();
-        let t = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
-            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-        m.insert(tid, (stat[open + 1..close].to_string(), t));
-    }
-    m
-}
-
 fn app_pid(driver: &Driver) -> Option<u32> {
     wd::descendants(driver.pid())
         .into_iter()
@@ -865,7 +842,7 @@ fn bench_voice_keyup_to_frame() {
     let hz = 100.0; // USER_HZ
     // Where the time went (thread names are cut at 15 characters by the kernel).
     let per_thread = |th0: &std::collections::HashMap<u32, (String, u64)>, wall: f64| {
-        let mut per: Vec<(String, f64)> = thread_ticks(pid)
+        let mut per: Vec<(String, f64)> = wd::procfs::thread_ticks(pid)
             .into_iter()
             .map(|(tid, (name, t))| (name, (t - th0.get(&tid).map_or(0, |x| x.1)) as f64 / hz / wall * 100.0))
             .filter(|(_, p)| *p > 0.0)
@@ -889,11 +866,11 @@ fn bench_voice_keyup_to_frame() {
     );
     eprintln!("running animations at rest: {running}");
     // (the WebKit processes, children of the app, are printed beside: they are not in the figure)
-    let web = |pid: u32| wd::descendants(pid).into_iter().map(cpu_ticks).sum::<u64>();
-    let (t0, c0, th0, w0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid), web(pid));
+    let web = |pid: u32| wd::descendants(pid).into_iter().map(wd::procfs::ticks).sum::<u64>();
+    let (t0, c0, th0, w0) = (Instant::now(), wd::procfs::ticks(pid), wd::procfs::thread_ticks(pid), web(pid));
     std::thread::sleep(Duration::from_secs(10));
     let wall = t0.elapsed().as_secs_f64();
-    let idle = (cpu_ticks(pid) - c0) as f64 / 100.0 / wall * 100.0;
+    let idle = (wd::procfs::ticks(pid) - c0) as f64 / 100.0 / wall * 100.0;
     let web_idle = (web(pid) - w0) as f64 / 100.0 / wall * 100.0;
     eprintln!("app CPU idle (connected, no recording): {idle:.2} % (WebKit processes {web_idle:.1} %)");
     eprintln!("  threads: {}", per_thread(&th0, t0.elapsed().as_secs_f64()));
@@ -903,9 +880,9 @@ fn bench_voice_keyup_to_frame() {
         std::thread::sleep(Duration::from_secs(1));
         s.exec("window.__hermesVoice.press()", json!([]));
         s.wait("recording", 15, "return window.__hermesVoice.phase === 'recording'");
-        let (t0, c0, th0, w0) = (Instant::now(), cpu_ticks(pid), thread_ticks(pid), web(pid));
+        let (t0, c0, th0, w0) = (Instant::now(), wd::procfs::ticks(pid), wd::procfs::thread_ticks(pid), web(pid));
         std::thread::sleep(Duration::from_secs(10));
-        let (busy, wall) = ((cpu_ticks(pid) - c0) as f64 / hz, t0.elapsed().as_secs_f64());
+        let (busy, wall) = ((wd::procfs::ticks(pid) - c0) as f64 / hz, t0.elapsed().as_secs_f64());
         cpu.push(busy / wall * 100.0);
         eprintln!(
             "  threads: {}; WebKit processes {:.1} %",
@@ -1067,7 +1044,7 @@ fn bench_voice_barge_in_on_speakers() {
                 attached to this message. I converted it to PDF as you wanted. There were two errors in the second \
                 table.";
     let voice_threads = || -> u64 {
-        thread_ticks(pid).into_values().filter(|(n, _)| n.starts_with("hermes-voice")).map(|(_, t)| t).sum()
+        wd::procfs::thread_ticks(pid).into_values().filter(|(n, _)| n.starts_with("hermes-voice")).map(|(_, t)| t).sum()
     };
 
     // 1. the canceller's cost

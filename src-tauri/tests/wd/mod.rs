@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 pub mod app;
 pub mod desk;
+pub mod procfs;
 pub mod tray;
 
 pub struct Driver {
@@ -28,31 +29,7 @@ pub fn app_log(data: &Path) -> String {
     all
 }
 
-/// Processes below `root` (by parent pid).
-pub fn descendants(root: u32) -> Vec<u32> {
-    let mut parent = std::collections::HashMap::new();
-    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-        let Some(close) = stat.rfind(')') else { continue };
-        let ppid = stat[close + 2..].split_whitespace().nth(1).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
-        parent.insert(pid, ppid);
-    }
-    parent
-        .keys()
-        .copied()
-        .filter(|&pid| {
-            let mut p = parent.get(&pid).copied().unwrap_or(0);
-            while p > 1 {
-                if p == root {
-                    return true;
-                }
-                p = parent.get(&p).copied().unwrap_or(0);
-            }
-            false
-        })
-        .collect()
-}
+pub use procfs::descendants;
 
 /// The connections on this test's D-Bus session that belong to `pids` (the app's tray item is one of them).
 pub fn bus_names_of(pids: &[u32]) -> Vec<String> {
