@@ -26,6 +26,7 @@ pub mod settings;
 pub mod shortcuts;
 pub mod state;
 pub mod tray;
+pub mod typeahead;
 pub mod updater;
 pub mod voice;
 pub mod window;

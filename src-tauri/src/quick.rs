@@ -27,6 +27,12 @@ const SIZE: (f64, f64) = (640.0, 420.0);
 /// A panel built for a press is shown when its page has rendered (no blank frame), or after this at the latest.
 const FIRST_PAINT_AT_MOST: Duration = Duration::from_millis(1500);
 
+/// The page's background (`--bg` in ui/src/app.css, light and dark): the colour of a panel on screen before its page.
+#[cfg(target_os = "linux")]
+const PAGE_LIGHT: tauri::window::Color = tauri::window::Color(0xf6, 0xf7, 0xf9, 0xff);
+#[cfg(target_os = "linux")]
+const PAGE_DARK: tauri::window::Color = tauri::window::Color(0x12, 0x14, 0x19, 0xff);
+
 /// How long after the main window's page starts the panel is prepared: once the launch's own work is done.
 const PREPARE_AFTER: Duration = Duration::from_secs(2);
 
@@ -180,11 +186,26 @@ pub fn show(app: &AppHandle) {
     st.generation.fetch_add(1, Ordering::SeqCst);
     crate::window::hold_resident_timer(app);
     if app.get_webview_window(QUICK).is_none() {
-        if let Err(e) = build(app) {
-            tracing::warn!("cannot build the Quick Ask panel: {e}");
+        let w = match build(app) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::warn!("cannot build the Quick Ask panel: {e}");
+                return;
+            }
+        };
+        tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel built");
+        // Linux: on screen now, in the page's background colour, holding the keys typed until the page is ready
+        // (typeahead.rs) — a page loading in a new web process takes ~200 ms more here
+        #[cfg(target_os = "linux")]
+        {
+            crate::typeahead::hold_keys(app, &w);
+            let dark = w.theme().is_ok_and(|t| t == tauri::Theme::Dark);
+            let _ = w.set_background_color(Some(if dark { PAGE_DARK } else { PAGE_LIGHT }));
+            put_on_screen(app);
             return;
         }
-        tracing::info!(since_start_ms = crate::since_start_ms(), "Quick Ask panel built");
+        #[cfg(not(target_os = "linux"))]
+        let _ = w;
     } else if st.rendered.load(Ordering::SeqCst) {
         put_on_screen(app);
         return;
@@ -293,6 +314,9 @@ fn focus(w: &WebviewWindow) {
 /// window is on screen then (it stays prepared for the next press; [`drop_hidden`] ends it with the main window's).
 pub fn hide(app: &AppHandle) {
     let Some(w) = app.get_webview_window(QUICK) else { return };
+    // what was typed into a panel closed before its page was ready is forgotten
+    #[cfg(target_os = "linux")]
+    let _ = app.run_on_main_thread(crate::typeahead::forget);
     if let Some(st) = app.try_state::<QuickPanel>() {
         st.awaiting_page.store(false, Ordering::SeqCst); // a panel still being built stays off screen
     }
@@ -314,18 +338,32 @@ pub fn hide(app: &AppHandle) {
     });
 }
 
-/// The panel's page has rendered its first frame: a panel built for a press goes on screen now.
+/// The panel's page has rendered its first frame: a panel built for a press goes on screen now. `marks` is the page's
+/// own timeline (its User Timing marks, ms after its navigation began: `boot=41 start=60 …`), logged for the bench's
+/// breakdown of a press from the tray.
 #[tauri::command]
 #[specta::specta]
-pub fn quick_page_ready(app: AppHandle, webview: tauri::Webview) {
+pub fn quick_page_ready(app: AppHandle, webview: tauri::Webview, marks: String) {
     if webview.label() != QUICK {
         return;
     }
+    let marks: String =
+        marks.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '=' | ' ' | '-')).take(400).collect();
+    tracing::info!(since_start_ms = crate::since_start_ms(), page = %marks, "Quick Ask page rendered");
     let Some(st) = app.try_state::<QuickPanel>() else { return };
     st.rendered.store(true, Ordering::SeqCst);
     if st.awaiting_page.swap(false, Ordering::SeqCst) {
         put_on_screen(&app);
     }
+    // the keys typed while the page loaded go to it now, in order (typeahead.rs)
+    #[cfg(target_os = "linux")]
+    let _ = app.run_on_main_thread(|| {
+        let n = crate::typeahead::release();
+        if n > 0 {
+            // (how many, never which: they are the user's message)
+            tracing::info!(events = n, "key events held while the page loaded, put back for it");
+        }
+    });
 }
 
 /// Esc or the panel's close button.

@@ -704,13 +704,17 @@ fn bench_quick() {
     // where the time went: the window process's start-up marks (ms after its setup began) and the page's
     std::thread::sleep(Duration::from_millis(500));
     let log = wd::app_log(data.path());
-    let marks: Vec<&str> = log
+    // (the app's and the resident's log files, merged in time order: each line starts with its timestamp)
+    let mut marks: Vec<&str> = log
         .lines()
         .filter(|l| {
-            l.contains("since_start_ms") || l.contains("Quick Ask shortcut pressed") || l.contains("resident ended")
+            ["since_start_ms", "Quick Ask shortcut pressed", "window process started", "resident ended"]
+                .iter()
+                .any(|m| l.contains(m))
         })
         .collect();
-    let tail = &marks[marks.len().saturating_sub(8)..];
+    marks.sort_unstable();
+    let tail = &marks[marks.len().saturating_sub(16)..];
     eprintln!(
         "BENCH quick from the tray (resident process; a new window process with the panel alone) → on screen and focused {from_tray} ms (pressed at {pressed_ms:.0} epoch ms); the log:\n  {}",
         tail.join("\n  ")

@@ -548,10 +548,12 @@ async quickHide() : Promise<void> {
     await TAURI_INVOKE("quick_hide");
 },
 /**
- * The panel's page has rendered its first frame: a panel built for a press goes on screen now.
+ * The panel's page has rendered its first frame: a panel built for a press goes on screen now. `marks` is the page's
+ * own timeline (its User Timing marks, ms after its navigation began: `boot=41 start=60 …`), logged for the bench's
+ * breakdown of a press from the tray.
  */
-async quickPageReady() : Promise<void> {
-    await TAURI_INVOKE("quick_page_ready");
+async quickPageReady(marks: string) : Promise<void> {
+    await TAURI_INVOKE("quick_page_ready", { marks });
 },
 /**
  * "Open in Hermes": the main window (built again if it is gone) on the panel's conversation, the panel hidden. On the

@@ -2,8 +2,12 @@ import { mount } from 'svelte';
 import './app.css';
 import App from './App.svelte';
 import { createBackend, inTauri } from './lib/backend';
+import { markOnce } from './lib/util/frame';
 import { platformName, uiFontState } from './lib/util/format';
 import { setUtcOffsets } from './lib/util/localtime';
+
+// the bundle runs (the bench's timelines: after the web process started and the scripts loaded)
+markOnce('hermes:script');
 
 // Before the first render: app.css picks the font stacks by platform, and on Linux by whether the font `system-ui`
 // names is installed (see there why).

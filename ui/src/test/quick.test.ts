@@ -30,6 +30,10 @@ describe('the Quick Ask panel', () => {
     expect(q.app.selection).toEqual({ profileId: 'p2', conversationId: 'c2' });
     // built for a press, the panel goes on screen once it has rendered: said to the shell once
     await waitFor(() => expect(q.calls.filter((c) => c.cmd === 'quick_page_ready')).toHaveLength(1));
+    // with the page's timeline for the shell's log (the bench's breakdown of a press from the tray)
+    expect(String(q.calls.find((c) => c.cmd === 'quick_page_ready')?.args.marks)).toMatch(
+      /^origin=\d+ .*quick-rendered=\d+/,
+    );
     await fireEvent.change(picker, { target: { value: 'p1' } });
     await waitFor(() => expect(q.app.selection?.profileId).toBe('p1'));
     expect(loadQuickPrefs().profileId).toBe('p1');

@@ -38,3 +38,14 @@ export function markOnce(name: string, afterPaint = false): void {
   if (!afterPaint) performance.mark(name);
   else nextFrame(() => setTimeout(() => performance.getEntriesByName(name).length || performance.mark(name), 0));
 }
+
+/** The page's `hermes:` marks as `name=ms …` (ms after its navigation began), and `origin=` the epoch ms of that
+ *  start: the Quick Ask page hands them to the shell's log for the bench (`src-tauri/tests/bench.rs`). */
+export function pageMarks(): string {
+  if (typeof performance === 'undefined' || typeof performance.getEntriesByType !== 'function') return '';
+  const marks = performance
+    .getEntriesByType('mark')
+    .filter((e) => e.name.startsWith('hermes:'))
+    .map((e) => `${e.name.slice(7)}=${Math.round(e.startTime)}`);
+  return [`origin=${Math.round(performance.timeOrigin)}`, ...marks].join(' ');
+}
