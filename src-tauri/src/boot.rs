@@ -86,6 +86,9 @@ pub struct Host {
     /// WebKit, the first of those loads ICU's time zone and calendar data, ~1.5 MB of the web process for as long as it
     /// runs (the memory bench, bench/README.md).
     pub utc_offsets: Vec<[i64; 2]>,
+    /// Linux: how long after the last input the shell stops the text caret's blinking (caret.rs), in ms; the page then
+    /// shows the caret again where it rests (ui/src/lib/util/caret.ts). `None` where carets do not blink or elsewhere.
+    pub caret_rest_ms: Option<u64>,
 }
 
 impl Host {
@@ -94,6 +97,10 @@ impl Host {
         Host {
             ui_font_missing: crate::fonts::remembered(),
             utc_offsets: utc_offsets(&jiff::tz::TimeZone::system(), jiff::Timestamp::now()),
+            #[cfg(target_os = "linux")]
+            caret_rest_ms: crate::caret::rest_ms(),
+            #[cfg(not(target_os = "linux"))]
+            caret_rest_ms: None,
         }
     }
 }
@@ -202,15 +209,17 @@ mod tests {
     }
 
     #[test]
-    fn the_host_script_carries_the_font_fact_and_the_time_zone() {
-        let js = |missing| host_script(&Host { ui_font_missing: missing, utc_offsets: vec![[JS_DATE_MIN_MS, 3600]] });
+    fn the_host_script_carries_the_font_fact_the_time_zone_and_the_caret_rest() {
+        let js = |missing, caret_rest_ms| {
+            host_script(&Host { ui_font_missing: missing, utc_offsets: vec![[JS_DATE_MIN_MS, 3600]], caret_rest_ms })
+        };
         assert_eq!(
-            js(true).unwrap(),
-            r#"window.__HERMES_HOST__ = {"uiFontMissing":true,"utcOffsets":[[-8640000000000000,3600]]};"#
+            js(true, Some(11_100)).unwrap(),
+            r#"window.__HERMES_HOST__ = {"uiFontMissing":true,"utcOffsets":[[-8640000000000000,3600]],"caretRestMs":11100};"#
         );
         assert_eq!(
-            js(false).unwrap(),
-            r#"window.__HERMES_HOST__ = {"uiFontMissing":false,"utcOffsets":[[-8640000000000000,3600]]};"#
+            js(false, None).unwrap(),
+            r#"window.__HERMES_HOST__ = {"uiFontMissing":false,"utcOffsets":[[-8640000000000000,3600]],"caretRestMs":null};"#
         );
     }
 

@@ -4,6 +4,8 @@
 pub mod avatar;
 pub mod boot;
 pub mod capture;
+#[cfg(target_os = "linux")]
+pub mod caret;
 pub mod clipboard;
 pub mod commands;
 pub use hermes_app::delta;

@@ -159,7 +159,10 @@ fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
         .visible(false)
         .focused(true)
         .initialization_script("window.__HERMES_VIEW__ = 'quick';");
-    b.build()
+    let w = b.build()?;
+    #[cfg(target_os = "linux")]
+    crate::caret::watch(&w);
+    Ok(w)
 }
 
 /// Where the panel goes: centred on the monitor under the pointer (the primary one when the pointer is unknown), in

@@ -86,6 +86,8 @@ pub fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
         st.page_ready.store(false, Ordering::SeqCst);
     }
     let w = app_page(app, WebviewWindowBuilder::from_config(app, &cfg)?).build()?;
+    #[cfg(target_os = "linux")]
+    crate::caret::watch(&w);
     let handle = app.clone();
     w.on_window_event(move |ev| on_event(&handle, ev));
     Ok(w)

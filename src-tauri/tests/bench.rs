@@ -478,6 +478,16 @@ fn bench_resident() {
 
     // visible, idle: 45 s to settle, then the CPU of every process of the app
     std::thread::sleep(Duration::from_secs(45));
+    // what still moves (a running animation asks for frames), in the page and its same-origin frames
+    let moving = s.exec(
+        "const docs = [document, ...[...document.querySelectorAll('iframe')].map((f) => { try { return f.contentDocument; } catch { return null; } })];
+         return docs.filter(Boolean).flatMap((d) => d.getAnimations().filter((a) => a.playState === 'running')
+           .map((a) => (a.animationName || a.transitionProperty || 'animation') + ' on ' + (a.effect && a.effect.target
+             ? a.effect.target.tagName.toLowerCase() + '.' + String(a.effect.target.className.baseVal ?? a.effect.target.className).trim().replace(/ +/g, '.')
+             : '?')));",
+        json!([]),
+    );
+    eprintln!("BENCH resident visible idle: running animations {moving}");
     let (visible_pss, _) = pss_tree(pid);
     let visible_cpu = cpu_percent(pid, idle.min(300));
     eprintln!(

@@ -105,6 +105,61 @@ fn e2e_chat_send_and_search() {
     c.s.wait("conversation back", 10, "return !document.querySelector('.hits')");
 }
 
+/// The composer's caret stops blinking after GTK's `gtk-cursor-blink-timeout` (10 s) without input and stays on
+/// screen, solid; a key press makes it blink again (src-tauri/src/caret.rs, ui/src/lib/util/caret.ts: each blink was a
+/// repaint, most of what the visible, idle window cost). Read from the X server's pixels of the composer's field, three times 400 ms apart:
+/// a blink (600 ms on, 600 ms off) shows in any such 800 ms.
+#[test]
+fn e2e_chat_the_caret_stops_blinking_when_idle_and_blinks_again_at_a_key() {
+    if !enabled() {
+        return;
+    }
+    let c = open_chat();
+    let window = wd::desk::x::shown(wd::desk::app_pid(c._driver.pid()), "Hermes");
+    let window = *window.first().expect("the main window on screen");
+    let rect = c.s.exec(
+        "const r = document.getElementById('composer-input').getBoundingClientRect(); \
+         return [Math.round(r.left), Math.round(r.top), Math.round(r.width), Math.round(r.height)];",
+        json!([]),
+    );
+    let n = |i: usize| rect[i].as_i64().unwrap();
+    let field = (n(0) as i16, n(1) as i16, n(2) as u16, n(3) as u16);
+    let samples = || -> Vec<Vec<u8>> {
+        (0..3)
+            .map(|i| {
+                if i > 0 {
+                    std::thread::sleep(Duration::from_millis(400));
+                }
+                wd::desk::x::pixels(window, field)
+            })
+            .collect()
+    };
+    // how much of the field is not its background (the caret is dark on a light field)
+    let ink =
+        |px: &[u8]| px.chunks_exact(4).filter(|p| u32::from(p[0]) + u32::from(p[1]) + u32::from(p[2]) < 384).count();
+
+    // real key presses (xdotool, through the X server and GTK, as a user's): WebDriver's go to WebKit directly
+    c.s.exec("document.getElementById('composer-input').focus()", json!([]));
+    wd::desk::within(10, "the main window holds the keyboard focus", || wd::desk::x::shown_and_focused("Hermes"));
+    let key = |k: &str| assert!(std::process::Command::new("xdotool").args(["key", k]).status().unwrap().success());
+    key("a");
+    let blinking = samples();
+    assert!(blinking.iter().any(|p| p != &blinking[0]), "the caret blinks after a key");
+    let on = blinking.iter().map(|p| ink(p)).max().unwrap();
+
+    // the shell's rest 11.1 s after the key (10 s rounded to whole 1.2 s blinks, and a quarter), the page's refocus
+    // 3 s after that (ui/src/lib/util/caret.ts)
+    std::thread::sleep(Duration::from_secs(15));
+    let idle = samples();
+    assert!(idle.iter().all(|p| p == &idle[0]), "no blinking 15 s after the last key");
+    assert_eq!(ink(&idle[0]), on, "the caret stays on screen, solid (as in the blink's on phase)");
+    c.s.screenshot(&c.shots.join("01d-caret-idle.png"));
+
+    key("b");
+    let again = samples();
+    assert!(again.iter().any(|p| p != &again[0]), "a key makes it blink again");
+}
+
 #[test]
 fn e2e_chat_streamed_reply_follows_the_bottom_unless_scrolled_up() {
     if !enabled() {

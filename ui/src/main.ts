@@ -5,6 +5,7 @@ import { createBackend, inTauri } from './lib/backend';
 import { markOnce } from './lib/util/frame';
 import { platformName, uiFontState } from './lib/util/format';
 import { setUtcOffsets } from './lib/util/localtime';
+import { watchCaretRest } from './lib/util/caret';
 
 // the bundle runs (the bench's timelines: after the web process started and the scripts loaded)
 markOnce('hermes:script');
@@ -13,11 +14,13 @@ markOnce('hermes:script');
 // names is installed (see there why).
 const platform = platformName();
 document.documentElement.dataset.platform = platform;
-const host = (window as { __HERMES_HOST__?: { utcOffsets?: unknown } }).__HERMES_HOST__;
+const host = (window as { __HERMES_HOST__?: { utcOffsets?: unknown; caretRestMs?: number | null } }).__HERMES_HOST__;
 const uiFont = uiFontState(platform, host);
 if (uiFont) document.documentElement.dataset.uiFont = uiFont;
 // the local clock, from the shell's time zone offsets (lib/util/localtime.ts: why not `Date`'s local time)
 setUtcOffsets(host?.utcOffsets);
+// the caret shown again where the shell stopped its blinking (lib/util/caret.ts)
+watchCaretRest(host?.caretRestMs);
 
 // Dev-only (fake backend in a plain browser): ?theme=dark and ?open=settings help take screenshots.
 if (!inTauri()) {

@@ -238,6 +238,16 @@ pub mod x {
         (g.x.into(), g.y.into(), g.width.into(), g.height.into())
     }
 
+    /// The pixels (32-bit ZPixmap) of a rectangle of `w`, from the X server: what is on screen now.
+    pub fn pixels(w: XWindow, (x, y, width, height): (i16, i16, u16, u16)) -> Vec<u8> {
+        let (c, _) = x11rb::connect(None).unwrap();
+        c.get_image(x11rb::protocol::xproto::ImageFormat::Z_PIXMAP, w, x, y, width, height, !0)
+            .unwrap()
+            .reply()
+            .unwrap()
+            .data
+    }
+
     /// The screen's size.
     pub fn screen_size() -> (u32, u32) {
         let (c, screen) = x11rb::connect(None).unwrap();
