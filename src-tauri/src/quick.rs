@@ -24,7 +24,8 @@ pub use hermes_app::resident::QUICK_FLAG;
 /// The panel's size (logical pixels).
 const SIZE: (f64, f64) = (640.0, 420.0);
 
-/// A panel built for a press is shown when its page has rendered (no blank frame), or after this at the latest.
+/// A panel whose page has not rendered yet (prepared a moment ago; built for a press off Linux) is shown when its page
+/// has rendered, or after this at the latest.
 const FIRST_PAINT_AT_MOST: Duration = Duration::from_millis(1500);
 
 /// The page's background (`--bg` in ui/src/app.css, light and dark): the colour of a panel on screen before its page.
@@ -181,8 +182,9 @@ fn centre_under_pointer(app: &AppHandle) -> Option<tauri::LogicalPosition<f64>> 
     ))
 }
 
-/// Shows the panel on the monitor under the pointer, focused on its input. A panel that is gone is built now; one
-/// whose page has not rendered yet (built now, or prepared a moment ago) goes on screen once it has
+/// Shows the panel on the monitor under the pointer, focused on its input. A panel that is gone is built now and, on
+/// Linux, goes on screen at once, holding the keys typed until its page is ready (typeahead.rs); one whose page has
+/// not rendered yet otherwise (built now elsewhere, or prepared a moment ago) goes on screen once it has
 /// ([`quick_page_ready`]; [`FIRST_PAINT_AT_MOST`] at the latest).
 pub fn show(app: &AppHandle) {
     let Some(st) = app.try_state::<QuickPanel>() else { return };
