@@ -50,6 +50,15 @@ describe('the caret at rest', () => {
     expect(seen).toEqual(['blur', 'focus']);
   });
 
+  it('leaves a field that commits on blur alone (a rename in progress)', () => {
+    const { t, seen } = field();
+    t.setAttribute('data-blur-commits', '');
+    stop = watchCaretRest(5_000);
+    vi.advanceTimersByTime(120_000);
+    expect(seen).toEqual([]);
+    expect(document.activeElement).toBe(t);
+  });
+
   it('does nothing where the shell stops no blinking, nor without a focused field or window', () => {
     const { seen } = field();
     stop = watchCaretRest(null);

@@ -17,6 +17,9 @@ export function watchCaretRest(restMs: number | null | undefined, doc: Document 
     timer = null;
     const el = doc.activeElement;
     if (!(el instanceof HTMLTextAreaElement || el instanceof HTMLInputElement) || !doc.hasFocus()) return;
+    // a field whose blur does something (a rename that commits on blur) keeps its focus: a caret resting in the off
+    // half of its blink there is the lesser harm
+    if (el.hasAttribute('data-blur-commits')) return;
     const [start, end, dir] = [el.selectionStart, el.selectionEnd, el.selectionDirection];
     refocusing = true;
     el.blur();
