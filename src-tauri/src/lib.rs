@@ -38,6 +38,7 @@ use std::path::PathBuf;
 use tauri::{AppHandle, Manager, WebviewUrl, WebviewWindowBuilder};
 use tauri_plugin_autostart::MacosLauncher;
 use tauri_plugin_deep_link::DeepLinkExt;
+use tauri_plugin_window_state::StateFlags;
 use tauri_specta::Event as _;
 
 use crate::state::AppState;
@@ -106,6 +107,7 @@ pub fn specta_builder() -> tauri_specta::Builder<tauri::Wry> {
             window::quit_app,
             quick::quick_hide,
             quick::quick_page_ready,
+            window::main_page_ready,
             quick::quick_open_in_main,
             quick::quick_take_capture,
             capture::capture_screen,
@@ -284,7 +286,13 @@ pub fn run(opts: Options) {
         .plugin(tauri_plugin_deep_link::init())
         // (not the Quick Ask panel: it opens centred under the pointer, and it is built hidden while the main window
         // is open — a saved "visible" would put it on screen at its start)
-        .plugin(tauri_plugin_window_state::Builder::default().with_denylist(&[quick::QUICK]).build())
+        .plugin(
+            tauri_plugin_window_state::Builder::default()
+                .with_denylist(&[quick::QUICK])
+                // (not whether it was visible: the main window goes on screen once its page has rendered, window.rs)
+                .with_state_flags(StateFlags::all() - StateFlags::VISIBLE)
+                .build(),
+        )
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_opener::init())

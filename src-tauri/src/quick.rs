@@ -352,8 +352,7 @@ pub fn quick_page_ready(app: AppHandle, webview: tauri::Webview, marks: String) 
     if webview.label() != QUICK {
         return;
     }
-    let marks: String =
-        marks.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '=' | ' ' | '-')).take(400).collect();
+    let marks = loggable_marks(&marks);
     tracing::info!(since_start_ms = crate::since_start_ms(), page = %marks, "Quick Ask page rendered");
     let Some(st) = app.try_state::<QuickPanel>() else { return };
     st.rendered.store(true, Ordering::SeqCst);
@@ -369,6 +368,11 @@ pub fn quick_page_ready(app: AppHandle, webview: tauri::Webview, marks: String) 
             tracing::info!(events = n, "key events held while the page loaded, put back for it");
         }
     });
+}
+
+/// A page's marks as the log takes them: `name=ms` words, nothing else, at most 400 characters.
+pub fn loggable_marks(marks: &str) -> String {
+    marks.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '=' | ' ' | '-')).take(400).collect()
 }
 
 /// Esc or the panel's close button.

@@ -1,7 +1,7 @@
 //! The main window: built from tauri.conf.json's `main` entry with the start-up snapshot, the host facts and the
-//! navigation guards (and built again, the same way, whenever it is gone), shown, hidden to the tray when the user
-//! closes it, and destroyed once it has stayed hidden for [`HIDDEN_DESTROY`] so that its WebKit processes end while
-//! the app waits in the tray. The engines live in the shell, not in the page: nothing is lost with the page.
+//! navigation guards (and built again, the same way, whenever it is gone), shown once its page has rendered, hidden to
+//! the tray when the user closes it, and destroyed once it has stayed hidden for [`HIDDEN_DESTROY`] so that its WebKit
+//! processes end while the app waits in the tray. The engines live in the shell, not in the page: nothing is lost with the page.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,6 +15,13 @@ use crate::state::AppState;
 use crate::{boot, security};
 
 pub const MAIN: &str = "main";
+
+/// A window built now goes on screen once its page has rendered, not before. On screen at once, GTK drew the webview
+/// while WebKit's web process was still starting, and WebKitGTK's draw waited on this main thread for that process's
+/// first frame while the starting process waited too (both in a futex wait, stacks taken with gdb in the bench) until
+/// WebKit's ~500 ms timeout ran out: a Show from the tray took 0.8–1.5 s to its page instead of ~0.3 s in most runs.
+/// This long at most, if the page never says it has rendered.
+pub const SHOW_AT_MOST: Duration = Duration::from_millis(1500);
 
 /// How long the main window stays hidden before its webview is destroyed.
 pub const HIDDEN_DESTROY: Duration = Duration::from_secs(60);
@@ -44,6 +51,8 @@ pub struct MainWindow {
     resident: AtomicBool,
     /// Quit was asked for (tray, menu, Ctrl+Q): a close request then really closes.
     quitting: AtomicBool,
+    /// A window built a moment ago goes on screen when its page has rendered (`main_page_ready`).
+    show_on_render: AtomicBool,
 }
 
 impl MainWindow {
@@ -88,6 +97,16 @@ pub fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     let w = app_page(app, WebviewWindowBuilder::from_config(app, &cfg)?).build()?;
     #[cfg(target_os = "linux")]
     crate::caret::watch(&w);
+    // on screen once its page has rendered (`main_page_ready`), or after SHOW_AT_MOST
+    if let Some(st) = state(app) {
+        st.show_on_render.store(true, Ordering::SeqCst);
+    }
+    on_main_after(app, SHOW_AT_MOST, |handle| {
+        if state(handle).is_some_and(|s| s.show_on_render.swap(false, Ordering::SeqCst)) {
+            tracing::warn!("the main page did not say it rendered: shown anyway");
+            put_on_screen(handle);
+        }
+    });
     let handle = app.clone();
     w.on_window_event(move |ev| on_event(&handle, ev));
     Ok(w)
@@ -254,32 +273,38 @@ fn first_hide_hint(app: &AppHandle) {
     }
 }
 
-/// Shows the main window, building it again if it is gone (destroyed while hidden, or never built: a start at login).
-/// Returns whether the window was built now.
+/// Shows the main window, building it again if it is gone (destroyed while hidden, or never built: a start at login);
+/// a window built now goes on screen once its page has rendered ([`SHOW_AT_MOST`]). Returns whether it was built now.
 pub fn show_main(app: &AppHandle) -> bool {
     if let Some(st) = state(app) {
         st.generation.fetch_add(1, Ordering::SeqCst);
     }
-    let (w, built) = match app.get_webview_window(MAIN) {
-        Some(w) => (w, false),
-        None => match build(app) {
-            Ok(w) => {
-                tracing::info!("main window built again");
-                (w, true)
-            }
-            Err(e) => {
-                tracing::warn!("cannot build the main window: {e}");
-                return false;
-            }
-        },
-    };
+    if app.get_webview_window(MAIN).is_some() {
+        if state(app).is_some_and(|s| s.show_on_render.load(Ordering::SeqCst)) {
+            return false; // built a moment ago: on screen once its page has rendered
+        }
+        put_on_screen(app);
+        crate::quick::prepare_soon(app); // (a page built now asks from its start, app_info)
+        return false;
+    }
+    match build(app) {
+        Ok(_) => {
+            tracing::info!("main window built again");
+            true
+        }
+        Err(e) => {
+            tracing::warn!("cannot build the main window: {e}");
+            false
+        }
+    }
+}
+
+/// The main window on screen, in front, focused.
+fn put_on_screen(app: &AppHandle) {
+    let Some(w) = app.get_webview_window(MAIN) else { return };
     let _ = w.unminimize();
     let _ = w.show();
     let _ = w.set_focus();
-    if !built {
-        crate::quick::prepare_soon(app); // (a page built now asks from its start, app_info)
-    }
-    built
 }
 
 /// Shows the main window (built again if it is gone) on `conversation_id` of `profile_id`: a page that listens gets
@@ -300,6 +325,25 @@ pub fn open_conversation(app: &AppHandle, profile_id: &str, conversation_id: &st
             *p = Some(open);
         }
         show_main(app);
+    }
+}
+
+/// The main window's page says where it is: `interactive` false once its first render has the composer (or says why
+/// there is none), true once the conversation's history is painted and its agent connected. A window built a moment
+/// ago goes on screen at the first of the two. `marks` is the page's own timeline (its User Timing marks, ms after its
+/// navigation began), logged for the bench's breakdown of a start.
+#[tauri::command]
+#[specta::specta]
+pub fn main_page_ready(app: AppHandle, webview: tauri::Webview, interactive: bool, marks: String) {
+    if webview.label() != MAIN {
+        return;
+    }
+    let marks = crate::quick::loggable_marks(&marks);
+    let stage = if interactive { "interactive" } else { "rendered" };
+    tracing::info!(since_start_ms = crate::since_start_ms(), page = %marks, "main page {stage}");
+    if state(&app).is_some_and(|s| s.show_on_render.swap(false, Ordering::SeqCst)) {
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || put_on_screen(&handle));
     }
 }
 

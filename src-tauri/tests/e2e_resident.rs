@@ -89,6 +89,55 @@ fn e2e_resident_a_login_start_connects_every_agent_without_a_window() {
     assert_eq!(setup.connections(), 2);
 }
 
+/// A start puts the main window on screen with its page, not before: on screen at once, GTK drew the webview while
+/// WebKit's web process was starting and both waited ~500 ms (src-tauri/src/window.rs `SHOW_AT_MOST`). The window
+/// is mapped only once the page has said it rendered (the log line is written by the log's own thread: a moment's
+/// grace), then the page says the conversation is interactive (on screen, painted, connected).
+#[test]
+fn e2e_resident_a_start_shows_the_window_once_its_page_has_rendered() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    // a conversation with history, as a user's is: the page paints it before it says it is interactive
+    {
+        let store = hermes_store::Store::open_in(setup.data.path()).unwrap();
+        let conv = store.conversation_for_adapter(&setup.profiles[0].0).unwrap();
+        let m =
+            hermes_store::Message::new(&conv.id, hermes_store::Direction::Down, "Good morning", hermes_store::now_ms());
+        store.message_upsert(&m).unwrap();
+    }
+    let app = setup.spawn(&[]);
+    // (looking at the X server only once GTK has started: the app logs after that, before it builds its window)
+    within(20, "the app starts", || wd::app_log(setup.data.path()).contains("hermes-desktop starting"));
+    let t = Instant::now();
+    while x::shown(app.pid(), "Hermes").is_empty() {
+        assert!(t.elapsed() < Duration::from_secs(20), "the window comes on screen\n{}", logs(&setup));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let on_screen = t.elapsed();
+    let t = Instant::now();
+    while !wd::app_log(setup.data.path()).contains("main page rendered") {
+        assert!(
+            t.elapsed() < Duration::from_millis(60),
+            "the window was on screen ({} ms after the start) before its page said it rendered\n{}",
+            on_screen.as_millis(),
+            logs(&setup)
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    within(20, "the page says the conversation is interactive", || {
+        wd::app_log(setup.data.path()).contains("main page interactive")
+    });
+    let log = wd::app_log(setup.data.path());
+    let line = log.lines().find(|l| l.contains("main page interactive")).unwrap();
+    for mark in ["history-painted=", "connected=", "shown="] {
+        assert!(line.contains(mark), "the page's marks name {mark}: {line}");
+    }
+    assert!(!log.contains("shown anyway"), "the page said it rendered in time");
+    assert_eq!(setup.connections(), 1);
+}
+
 #[test]
 fn e2e_resident_hidden_past_the_timeout_without_a_resident_process_loses_its_webview_and_show_builds_it_again() {
     if !enabled() {

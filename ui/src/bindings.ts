@@ -556,6 +556,16 @@ async quickPageReady(marks: string) : Promise<void> {
     await TAURI_INVOKE("quick_page_ready", { marks });
 },
 /**
+ * The main window's page says where it is: `interactive` false once its first render has the composer (or says why
+ * there is none), true once the conversation's history is painted and its agent connected. `marks` is the page's own
+ * timeline (its User Timing marks, ms after its navigation began), logged for the bench's breakdown of a start. On
+ * Linux the keys typed into a window built a moment ago were held until the first of the two (typeahead.rs): they go
+ * to the page now, in order.
+ */
+async mainPageReady(interactive: boolean, marks: string) : Promise<void> {
+    await TAURI_INVOKE("main_page_ready", { interactive, marks });
+},
+/**
  * "Open in Hermes": the main window (built again if it is gone) on the panel's conversation, the panel hidden. On the
  * main thread, not in the command (a window built inside a synchronous command deadlocks on Windows).
  */

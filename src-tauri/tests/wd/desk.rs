@@ -84,7 +84,8 @@ impl Setup {
             .env("LANG", "C.UTF-8")
             .env("LANGUAGE", "en")
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            // (what it says before its log exists: in a failure's message, `logs`)
+            .stderr(std::fs::File::create(data.join("stderr.txt")).map_or(Stdio::null(), Stdio::from))
             .spawn()
             .unwrap();
         Spawned(child)
@@ -403,7 +404,9 @@ pub fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
 /// The app's and the resident's logs (the tail of each file), for a failure's message.
 pub fn logs(setup: &Setup) -> String {
     let mut out = String::new();
-    for p in wd::app::paths_under(&[setup.data.path().join("logs")]) {
+    let mut files = wd::app::paths_under(&[setup.data.path().join("logs")]);
+    files.push(setup.data.path().join("stderr.txt"));
+    for p in files.into_iter().filter(|p| p.exists()) {
         let text = std::fs::read_to_string(&p).unwrap_or_default();
         let tail: Vec<&str> = text.lines().rev().take(40).collect();
         out += &format!("--- {}\n{}\n", p.display(), tail.into_iter().rev().collect::<Vec<_>>().join("\n"));

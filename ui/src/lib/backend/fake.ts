@@ -395,6 +395,9 @@ export class FakeShell {
         }));
       case 'quick_page_ready':
         return null;
+      case 'main_page_ready':
+        this.quickCalls.push({ cmd, args: a });
+        return null;
       case 'quick_hide':
       case 'quick_open_in_main':
         this.quickCalls.push({ cmd, args: a });

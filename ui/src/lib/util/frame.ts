@@ -35,8 +35,35 @@ export function newId(): string {
 export function markOnce(name: string, afterPaint = false): void {
   if (typeof performance === 'undefined' || typeof performance.mark !== 'function') return;
   if (performance.getEntriesByName(name).length > 0) return;
-  if (!afterPaint) performance.mark(name);
-  else nextFrame(() => setTimeout(() => performance.getEntriesByName(name).length || performance.mark(name), 0));
+  const mark = () => {
+    if (performance.getEntriesByName(name).length > 0) return;
+    performance.mark(name);
+    for (const l of [...markListeners]) l();
+  };
+  if (!afterPaint) mark();
+  else nextFrame(() => setTimeout(mark, 0));
+}
+
+const markListeners = new Set<() => void>();
+
+/** Runs `fn` once, when every one of `names` has been marked by {@link markOnce} (at once if they all are). Returns a
+ *  function that stops waiting. */
+export function whenMarked(names: string[], fn: () => void): () => void {
+  const all = () =>
+    typeof performance !== 'undefined' &&
+    typeof performance.getEntriesByName === 'function' &&
+    names.every((n) => performance.getEntriesByName(n).length > 0);
+  if (all()) {
+    fn();
+    return () => {};
+  }
+  const check = () => {
+    if (!all()) return;
+    markListeners.delete(check);
+    fn();
+  };
+  markListeners.add(check);
+  return () => markListeners.delete(check);
 }
 
 /** The page's `hermes:` marks as `name=ms …` (ms after its navigation began), and `origin=` the epoch ms of that
