@@ -557,10 +557,9 @@ async quickPageReady(marks: string) : Promise<void> {
 },
 /**
  * The main window's page says where it is: `interactive` false once its first render has the composer (or says why
- * there is none), true once the conversation's history is painted and its agent connected. `marks` is the page's own
- * timeline (its User Timing marks, ms after its navigation began), logged for the bench's breakdown of a start. On
- * Linux the keys typed into a window built a moment ago were held until the first of the two (typeahead.rs): they go
- * to the page now, in order.
+ * there is none), true once the conversation's history is painted and its agent connected. A window built a moment
+ * ago goes on screen at the first of the two. `marks` is the page's own timeline (its User Timing marks, ms after its
+ * navigation began), logged for the bench's breakdown of a start.
  */
 async mainPageReady(interactive: boolean, marks: string) : Promise<void> {
     await TAURI_INVOKE("main_page_ready", { interactive, marks });
