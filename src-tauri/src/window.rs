@@ -304,6 +304,39 @@ fn put_on_screen(app: &AppHandle) {
     let Some(w) = app.get_webview_window(MAIN) else { return };
     let _ = w.unminimize();
     let _ = w.show();
+    focus_once_mapped(&w);
+}
+
+/// A window just shown takes the keyboard focus, once it is mapped (a show is carried out by the event loop later;
+/// X refuses the focus to a window not yet viewable, and with no window manager nothing gives it later), and on X11
+/// with a timestamp asked of the server then: a global shortcut's key press went to another client (the grab), so
+/// GTK's last event time predates the focus moving away when the window last hid, and X ignores a focus request older
+/// than that (seen: the second Quick Ask press showed the panel without the focus).
+#[cfg(target_os = "linux")]
+pub fn focus_once_mapped(w: &WebviewWindow) {
+    use gtk::glib;
+    use gtk::prelude::{Cast, GtkWindowExt, WidgetExt};
+    let Ok(gw) = w.gtk_window() else {
+        let _ = w.set_focus();
+        return;
+    };
+    let mut waited = 0;
+    glib::timeout_add_local(Duration::from_millis(5), move || {
+        waited += 1;
+        let gdk_window = gw.window();
+        if !gdk_window.as_ref().is_some_and(|g| g.is_viewable()) && waited < 200 {
+            return glib::ControlFlow::Continue;
+        }
+        match gdk_window.and_then(|g| g.downcast::<gdkx11::X11Window>().ok()) {
+            Some(x11) => gw.present_with_time(gdkx11::functions::x11_get_server_time(&x11)),
+            None => gw.present(),
+        }
+        glib::ControlFlow::Break
+    });
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn focus_once_mapped(w: &WebviewWindow) {
     let _ = w.set_focus();
 }
 
