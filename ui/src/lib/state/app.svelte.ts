@@ -154,6 +154,12 @@ export class AppState {
     return this.selection ? (this.sessions[this.selection.profileId] ?? null) : null;
   }
 
+  /** The page has something to show: the selected conversation, or why there is none (no agent yet, a start-up
+   *  error). A window built a moment ago goes on screen then (App.svelte, QuickApp.svelte). */
+  get renderable(): boolean {
+    return !!this.startupError || (this.profiles.length === 0 && this.info !== null) || (!!this.currentSession && !!this.selection);
+  }
+
   get currentProfile(): Profile | null {
     return this.selection ? (this.profiles.find((p) => p.id === this.selection!.profileId) ?? null) : null;
   }
