@@ -53,6 +53,13 @@ fn e2e_chat_send_and_search() {
     }
     let c = open_chat();
     c.s.screenshot(&c.shots.join("01-connected.png"));
+    // the empty composer is one line high: its page rendered before the window was on screen (with no width then),
+    // and it measures itself again at its real width
+    c.s.wait(
+        "a one-line composer",
+        5,
+        "return document.getElementById('composer-input').getBoundingClientRect().height < 60",
+    );
     // send a text
     type_and_send(&c.s, "hello from the e2e test");
     body_has(&c.s, "You said: hello from the e2e test", 15);
