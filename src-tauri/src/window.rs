@@ -1,7 +1,8 @@
 //! The main window: built from tauri.conf.json's `main` entry with the start-up snapshot, the host facts and the
 //! navigation guards (and built again, the same way, whenever it is gone), shown once its page has rendered, hidden to
 //! the tray when the user closes it, and destroyed once it has stayed hidden for [`HIDDEN_DESTROY`] so that its WebKit
-//! processes end while the app waits in the tray. The engines live in the shell, not in the page: nothing is lost with the page.
+//! processes end while the app waits in the tray. The engines live in the shell, not in the page: nothing is lost
+//! with the page.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
