@@ -282,6 +282,31 @@ describe('hands-free and the agent voice', () => {
     }
   });
 
+  it("a stopped capture's level still in flight does not light the next capture's meter", async () => {
+    const { h, vb } = hub();
+    await h.setHandsFree(true);
+    vb.emit({ kind: 'level', level: 0.9 });
+    expect(h.level).toBe(0.9);
+    await h.setHandsFree(false);
+    vb.emitLate({ kind: 'level', level: 0.9 });
+    vb.emitLate({ kind: 'speech_start' });
+    expect(h.level).toBe(0);
+    expect(h.speech).toBe(false);
+    await h.setHandsFree(true);
+    vb.emitLate({ kind: 'level', level: 0.8 }); // the new capture's channel is its own
+    expect(h.level).toBe(0.8);
+    await h.setHandsFree(false);
+    // push-to-talk: the same after a release and after Esc
+    await h.press();
+    await h.release();
+    vb.emitLate({ kind: 'level', level: 0.7 });
+    expect(h.level).toBe(0);
+    await h.press();
+    await h.cancel();
+    vb.emitLate({ kind: 'level', level: 0.7 });
+    expect(h.level).toBe(0);
+  });
+
   it('reads final replies aloud only where enabled; the avatar always gets the line', async () => {
     localStorage.clear();
     const { h, vb } = hub();

@@ -34,6 +34,8 @@ export class FakeVoiceBackend implements VoiceBackend {
   startError: BackendError | null = null;
   startDelay = 0;
   onEvent: ((ev: VoiceEvent) => void) | null = null;
+  /** The last capture's channel, kept after its stop: a Tauri channel still delivers what was sent before. */
+  private lastChannel: ((ev: VoiceEvent) => void) | null = null;
   ptt = new Set<(pressed: boolean) => void>();
   tts = new Set<(ev: TtsEvent) => void>();
   closed = new Set<(label: string) => void>();
@@ -54,6 +56,10 @@ export class FakeVoiceBackend implements VoiceBackend {
   }
   emit(ev: VoiceEvent) {
     this.onEvent?.(ev);
+  }
+  /** A message of the last capture still in flight when it stopped. */
+  emitLate(ev: VoiceEvent) {
+    this.lastChannel?.(ev);
   }
 
   async devices(): Promise<VoiceDevices> {
@@ -82,6 +88,7 @@ export class FakeVoiceBackend implements VoiceBackend {
     if (this.startDelay) await new Promise((r) => setTimeout(r, this.startDelay));
     if (this.startError) throw this.startError;
     this.onEvent = onEvent;
+    this.lastChannel = onEvent;
     return 'Built-in Microphone';
   }
   async stop(send?: VoiceSendTo) {

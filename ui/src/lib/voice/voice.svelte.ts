@@ -162,6 +162,22 @@ export class VoiceHub {
     this.error = null;
   }
 
+  /** The capture now listened to: each start opens its own channel, and a stopped one's messages still in flight
+   *  (a level measured just before the stop) must not reach the next capture's meter. */
+  private capture = 0;
+
+  /** A new capture's event handler; `retire()` silences it. */
+  private listen(): (ev: VoiceEvent) => void {
+    const id = ++this.capture;
+    return (ev) => {
+      if (id === this.capture) this.onEvent(ev);
+    };
+  }
+
+  private retire(): void {
+    this.capture++;
+  }
+
   private onEvent = (ev: VoiceEvent): void => {
     switch (ev.kind) {
       case 'level':
@@ -232,7 +248,7 @@ export class VoiceHub {
     this.phase = 'starting';
     this.stopSpeaking(); // talking over the agent stops its voice
     try {
-      await this.vb.start('push_to_talk', this.onEvent);
+      await this.vb.start('push_to_talk', this.listen());
     } catch (e) {
       this.phase = 'idle';
       this.fail(e);
@@ -253,6 +269,7 @@ export class VoiceHub {
     }
     if (this.phase !== 'recording') return;
     this.phase = 'sending';
+    this.retire();
     this.level = 0;
     // No target (the conversation went away meanwhile): the recording ends unsent.
     const t = this.target();
@@ -273,6 +290,7 @@ export class VoiceHub {
   async cancel(): Promise<void> {
     if (this.phase === 'idle' || this.phase === 'sending') return;
     this.phase = 'idle';
+    this.retire();
     this.level = 0;
     this.speech = false;
     await this.vb.cancel().catch(() => {});
@@ -290,7 +308,7 @@ export class VoiceHub {
       this.error = null;
       this.phase = 'starting';
       try {
-        await this.vb.start('hands_free', this.onEvent);
+        await this.vb.start('hands_free', this.listen());
         this.phase = 'handsfree';
         this.startedAt = Date.now();
       } catch (e) {
@@ -299,6 +317,7 @@ export class VoiceHub {
       }
     } else {
       this.phase = 'idle';
+      this.retire();
       this.level = 0;
       this.speech = false;
       this.micLost = null;
