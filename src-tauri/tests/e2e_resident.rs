@@ -312,13 +312,20 @@ impl Notifications {
     }
 }
 
-/// The window back on screen with a page in it, which shows `text` in the open conversation.
+/// The window back on screen with a page in it, which shows `text` in the open conversation, once.
 fn shown_with(app: &Running, text: &str) {
     within(20, "the main window on screen again", || !x::shown(app.pid, "Hermes").is_empty());
     attach_rebuilt(&app.s);
     let script =
         format!("return !!document.querySelector('.conv.active') && document.body.innerText.includes({})", json!(text));
     app.s.wait("the conversation with the scheduled message", 20, &script);
+    // once: the list shows only when the history is in, and the message came live before it (under its wire id,
+    // which the store keeps beside its own)
+    let bubbles = app.s.exec(
+        "const [t] = arguments; return [...document.querySelectorAll('main .bubble')].filter((b) => b.innerText.includes(t)).length",
+        json!([text]),
+    );
+    assert_eq!(bubbles, json!(1), "the message is shown once");
 }
 
 /// The window closed, the second agent's cron job sends a message to this device: a notification with the agent's
@@ -383,6 +390,8 @@ fn e2e_resident_a_second_agents_scheduled_message_while_the_first_is_open_and_th
     within(15, "both agents connected", || setup.connections() == 2);
     // the agent whose conversation is open: its section of the sidebar
     let first_open = "return document.querySelector('.conv.active')?.closest('section.profile')?.ariaLabel ?? ''";
+    // (the sidebar lists each agent's conversations as they load: the composer can come first)
+    app.s.wait("a conversation open in the sidebar", 10, first_open);
     let open_before = app.s.exec(first_open, json!([]));
     assert_eq!(open_before, json!("Lab agent"), "the first agent's conversation is open");
     type_and_send(&app.s, "hello first");

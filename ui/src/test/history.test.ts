@@ -29,3 +29,24 @@ describe('history pages', () => {
     ]);
   });
 });
+
+describe('history and what came live', () => {
+  it("an agent's message that came live before its conversation's history is shown once (the store keeps its wire id as serverId)", async () => {
+    const stored = (id: string, serverId: string, text: string, at: number) => ({ ...storedMessage(id, 'down', text, at), serverId });
+    const pages: Record<string, HistoryPage> = {
+      first: { messages: [stored('local-2', 'w2', 'Stand-up in 5 minutes', 2000), stored('local-1', 'w1', 'earlier', 1000)], cards: [], next: 'older' },
+      older: { messages: [stored('local-1', 'w1', 'earlier', 1000), stored('local-0', 'w0', 'oldest', 500)], cards: [] },
+    };
+    setupIpc({ handlers: { history: (a) => pages[(a.cursor as string | null) ?? 'first'] } });
+    const s = new ProfileSession(tauriBackend(), PROFILE);
+    s.activeConversationId = 'c1';
+    // it came while the conversation's history was not loaded (the window hidden, another conversation open)
+    s.handle({ event: 'message', id: 'w2', text: 'Stand-up in 5 minutes', final: true });
+    await s.loadHistory('c1');
+    const tl = s.timeline('c1');
+    expect(tl.items.map((i) => i.type === 'message' && i.text)).toEqual(['earlier', 'Stand-up in 5 minutes']);
+    // an older page that repeats a message already shown (same created_at) adds only what is new
+    expect(await s.loadOlder('c1')).toBe(1);
+    expect(tl.items.map((i) => i.type === 'message' && i.text)).toEqual(['oldest', 'earlier', 'Stand-up in 5 minutes']);
+  });
+});

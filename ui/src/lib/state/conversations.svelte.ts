@@ -9,6 +9,7 @@ import {
   HISTORY_PAGE,
   Timeline,
   cardWaiting,
+  notShown,
   storedItems,
   type CardItem,
   type MessageItem,
@@ -143,9 +144,8 @@ export class ConversationsSession {
       const page = await this.backend.history(conversationId, null, HISTORY_PAGE);
       markOnce('hermes:history-loaded');
       const stored = storedItems(page);
-      const known = new Set(tl.items.map((i) => i.id));
-      // Live items that arrived while loading stay after the stored ones.
-      tl.items = [...stored.filter((m) => !known.has(m.id)), ...tl.items];
+      // Live items that arrived before the history stay after the stored ones (and are not shown twice).
+      tl.items = [...notShown(stored, tl.items), ...tl.items];
       tl.next = page.next ?? null;
       // A card from before this start that still waits for an answer is asked in the avatar's bubble, as when it came.
       const newest = tl.items[tl.items.length - 1];
@@ -168,8 +168,7 @@ export class ConversationsSession {
     tl.loadingOlder = true;
     try {
       const page = await this.backend.history(conversationId, cursor, HISTORY_PAGE);
-      const known = new Set(tl.items.map((i) => i.id));
-      const older = storedItems(page).filter((m) => !known.has(m.id));
+      const older = notShown(storedItems(page), tl.items);
       tl.items.unshift(...older);
       tl.next = page.next ?? null;
       return older.length;

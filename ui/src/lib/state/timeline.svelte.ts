@@ -57,6 +57,18 @@ export function storedItems(page: HistoryPage): (MessageItem | CardItem)[] {
   return items.sort((a, b) => a.createdAt - b.createdAt);
 }
 
+/** The stored items not already among `shown`. An item can be there under either of its ids: an agent's message that
+ *  came live has the wire id the store keeps as `serverId` (the store's own id is local), and a message the user sent
+ *  is shown under the store's id with the id it was sent with as `serverId`. */
+export function notShown<T extends MessageItem | CardItem>(stored: T[], shown: TimelineItem[]): T[] {
+  const known = new Set<string>();
+  for (const i of shown) {
+    known.add(i.id);
+    if (i.type === 'message' && i.serverId) known.add(i.serverId);
+  }
+  return stored.filter((m) => !known.has(m.id) && !(m.type === 'message' && m.serverId && known.has(m.serverId)));
+}
+
 /** The messages of one conversation, as shown. */
 export class Timeline {
   items = $state<TimelineItem[]>([]);
