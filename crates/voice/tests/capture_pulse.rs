@@ -268,6 +268,63 @@ fn cpu_while_recording(p: &mut Pulse, dir: &Path) {
     assert!(pct < 20.0, "{pct} % CPU");
 }
 
+/// Hands-free's echo reference records the monitor of the sink the read-aloud voice plays on, and speech-dispatcher
+/// keeps a playback stream of a few milliseconds' latency there: the monitor then delivers a block every ~0.5 ms
+/// (~2,000 reads a second, whatever fragment the recording asked for). That recording, played through with speech:
+/// every second of it arrives, and its CPU (ours and the sound server's) is printed for bench/README.md. Before the
+/// vendored cpal fix (third_party/README.md) each read cost a timing round trip to the server: 7–8 % of a core here
+/// and ~12 % of the server's, against ~1.5 % after.
+fn cpu_of_an_echo_reference_on_a_low_latency_sink(p: &mut Pulse, dir: &Path) {
+    // the speakers: a second null sink, the default output (the microphone stays vsink's monitor)
+    let (ok, module) = p.pactl(&["load-module", "module-null-sink", "sink_name=vspeaker"]);
+    assert!(ok, "load a second null sink");
+    assert!(p.pactl(&["set-default-sink", "vspeaker"]).0);
+    // the device hands-free's echo reference records
+    let monitor = hermes_voice::capture::playback_monitor().expect("the default output's monitor");
+    let (path, src) = espeak(
+        "Here is the summary of your day. You have three meetings this afternoon. The first one starts at two with the \
+         design team, and after that a call with the supplier.",
+        dir,
+        "reply",
+    );
+    let (_, want) = read_i16(&to_hermes_wav(&src).unwrap());
+    let got = Arc::new(Mutex::new(Vec::<i16>::new()));
+    let sink = got.clone();
+    let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
+    let rec = Recorder::with_config(config)
+        .on_samples(move |b| sink.lock().unwrap().extend_from_slice(b))
+        .start(Some(&monitor))
+        .unwrap();
+    wait_audio(&rec);
+    let server = || p.child_cpu_secs();
+    let (c0, s0, t0) = (cpu_secs(), server(), Instant::now());
+    // as speech-dispatcher plays: a stream of 2 ms latency
+    let st = std::process::Command::new("paplay")
+        .args(["--device=vspeaker", "--latency-msec=2"])
+        .arg(&path)
+        .env("XDG_RUNTIME_DIR", &p.dir)
+        .status()
+        .expect("paplay");
+    assert!(st.success(), "paplay failed");
+    let (c1, s1, t1) = (cpu_secs(), server(), t0.elapsed().as_secs_f64());
+    std::thread::sleep(Duration::from_millis(300));
+    let _ = rec.stop(); // (nothing kept: the samples went to `on_samples`)
+    let _ = p.pactl(&["set-default-sink", "vsink"]);
+    let _ = p.pactl(&["unload-module", module.trim()]);
+    let got = got.lock().unwrap();
+    let (w0, w1) = active(&want, 300).unwrap();
+    let (g0, g1) = active(&got, 300).expect("the played speech recorded from the monitor");
+    let (dw, dg) = ((w1 - w0) as f64 / 16_000.0, (g1 - g0) as f64 / 16_000.0);
+    eprintln!("    speech: played {dw:.3} s, recorded {dg:.3} s");
+    assert!((dw - dg).abs() < 0.12, "recorded {dg:.3} s of {dw:.3} s");
+    let (ours, theirs) = (100.0 * (c1 - c0) / t1, 100.0 * (s1 - s0) / t1);
+    eprintln!(
+        "    CPU recording the monitor of a 2 ms playback stream: {ours:.2} % of one core (the server {theirs:.2} %)"
+    );
+    println!("echo_reference_cpu_percent={ours:.3}");
+    assert!(ours < 20.0, "{ours} % CPU");
+}
+
 #[cfg(feature = "tts")]
 fn tts_speaks_and_stops(_p: &mut Pulse, _dir: &Path) {
     use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
@@ -340,6 +397,7 @@ fn main() {
         ("too_short", too_short),
         ("size_cap", size_cap),
         ("cpu_while_recording", cpu_while_recording),
+        ("cpu_of_an_echo_reference_on_a_low_latency_sink", cpu_of_an_echo_reference_on_a_low_latency_sink),
     ];
     #[cfg(feature = "tts")]
     cases.push(("tts_speaks_and_stops", tts_speaks_and_stops));

@@ -72,8 +72,13 @@ pub fn cpu_secs() -> f64 {
     let f: Vec<&str> = after.split_whitespace().collect();
     // fields 14 and 15 of stat (utime, stime) are at 11 and 12 after the ")"
     let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    ticks / clock_ticks()
+}
+
+/// The kernel's clock ticks a second (`/proc/*/stat` counts CPU time in them).
+fn clock_ticks() -> f64 {
     let hz = Command::new("getconf").arg("CLK_TCK").output().ok().and_then(|o| String::from_utf8(o.stdout).ok());
-    ticks / hz.and_then(|s| s.trim().parse().ok()).unwrap_or(100.0)
+    hz.and_then(|s| s.trim().parse().ok()).unwrap_or(100.0)
 }
 
 /// A private PulseAudio daemon (own XDG_RUNTIME_DIR) with a null sink `vsink`; the default source is its monitor.
@@ -140,6 +145,16 @@ impl Pulse {
             .status()
             .expect("run paplay");
         assert!(st.success(), "paplay failed");
+    }
+
+    /// The daemon's CPU time so far, in seconds (`/proc`; 0 once it is gone).
+    pub fn child_cpu_secs(&self) -> f64 {
+        let Some(pid) = self.child.as_ref().map(Child::id) else { return 0.0 };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let Some(end) = stat.rfind(')') else { return 0.0 };
+        let f: Vec<&str> = stat[end + 2..].split_whitespace().collect();
+        let ticks: f64 = [11, 12].iter().filter_map(|&i| f.get(i)?.parse::<f64>().ok()).sum();
+        ticks / clock_ticks()
     }
 
     /// Kill the daemon (simulates the device going away).

@@ -1,0 +1,7 @@
+mod audio_features;
+mod audio_manager;
+mod definitions;
+mod devices_info;
+mod utils;
+
+pub use self::definitions::*;
