@@ -420,8 +420,13 @@ fn bench(root: &Path, args: &[String]) -> R {
         );
     }
     if which != "app" {
+        // `bench voice barge_in` (or `keyup`): one of the voice benches
+        let only = args.get(1).filter(|_| which == "voice").map_or(String::new(), |w| format!("_{w}"));
+        if !only.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(format!("bench voice: {only:?} is not a bench name"));
+        }
         inner += &format!(
-            "\n{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test e2e_voice -- --test-threads=1 --nocapture bench_voice"
+            "\n{cargo_bin} test --profile bench-app -p hermes-desktop --locked --test e2e_voice -- --test-threads=1 --nocapture bench_voice{only}"
         );
     }
     headless(root, &inner, &[("HERMES_BENCH", "1"), ("HERMES_E2E", "1")])
