@@ -359,18 +359,7 @@ fn cpu_percent(root: u32, secs: u64) -> f64 {
     let share: Vec<String> = used.iter().map(|(name, pid, pct)| format!("{name} {pid}: {pct:.2} %")).collect();
     eprintln!("  by process: {}", share.join(", "));
     for (pid, before) in threads_a {
-        let mut busy: Vec<(f64, String)> = thread_ticks(pid)
-            .into_iter()
-            .map(|(tid, (name, t))| {
-                // the tid tells the main thread (= pid) from unnamed ones; the kernel function it waits in (`wchan`:
-                // a poller sleeps in `hrtimer_nanosleep`, an event loop in `do_sys_poll`) tells what it is
-                let wchan = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).unwrap_or_default();
-                (pct(before.get(&tid).map_or(0, |(_, t0)| *t0), t), format!("{name}/{tid}({wchan})"))
-            })
-            .filter(|(p, _)| *p >= 0.02)
-            .collect();
-        busy.sort_by(|x, y| y.0.total_cmp(&x.0));
-        let busy: Vec<String> = busy.iter().map(|(p, name)| format!("{name} {p:.2}")).collect();
+        let busy = wd::procfs::busiest_threads(pid, &before, &thread_ticks(pid), secs as f64, 0.02);
         if !busy.is_empty() {
             eprintln!("    threads of {pid}: {}", busy.join(", "));
         }

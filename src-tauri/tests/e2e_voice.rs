@@ -1063,16 +1063,8 @@ fn bench_voice_barge_in_on_speakers() {
         let secs = w0.elapsed().as_secs_f64();
         let pct = (capture_threads(&by1) - capture_threads(&by0)) as f64 / secs;
         // by thread, for where the rest goes (the busiest of the app's threads, % of one core)
-        let mut by: Vec<(String, f64)> = by1
-            .iter()
-            .map(|(tid, (name, t))| {
-                let before = by0.get(tid).map_or(0, |b| b.1);
-                (format!("{name}/{tid}"), t.saturating_sub(before) as f64 / secs)
-            })
-            .filter(|(_, p)| *p >= 0.1)
-            .collect();
-        by.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let by: Vec<String> = by.iter().take(8).map(|(n, p)| format!("{n} {p:.2}")).collect();
+        let by = wd::procfs::busiest_threads(pid, &by0, &by1, secs, 0.1);
+        let by: Vec<String> = by.into_iter().take(8).collect();
         assert_eq!(s.exec("return window.__barge", json!([])), json!(0), "no echo path: nothing to barge in on");
         eprintln!(
             "hands-free, a reply read aloud, echo cancellation {}: audio threads {pct:.2} % of one core (threads: {})",

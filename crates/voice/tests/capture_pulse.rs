@@ -272,8 +272,8 @@ fn cpu_while_recording(p: &mut Pulse, dir: &Path) {
 /// keeps a playback stream of a few milliseconds' latency there: the monitor then delivers a block every ~0.5 ms
 /// (~2,000 reads a second, whatever fragment the recording asked for). That recording, played through with speech:
 /// every second of it arrives, and its CPU (ours and the sound server's) is printed for bench/README.md. Before the
-/// vendored cpal fix (third_party/README.md) each read cost a timing round trip to the server: 7–8 % of a core here
-/// and ~12 % of the server's, against ~1.5 % after.
+/// vendored cpal fix (third_party/README.md) each read cost a timing round trip to the server: 6–7 % of a core here
+/// (release build) and ~12 % more of the server's, against ~2 % after.
 fn cpu_of_an_echo_reference_on_a_low_latency_sink(p: &mut Pulse, dir: &Path) {
     // the speakers: a second null sink, the default output (the microphone stays vsink's monitor)
     let (ok, module) = p.pactl(&["load-module", "module-null-sink", "sink_name=vspeaker"]);

@@ -66,6 +66,30 @@ pub fn ticks_by_process(root: u32) -> BTreeMap<u32, (String, u64)> {
         .collect()
 }
 
+/// The threads of `pid` that used at least `min` % of one core between two [`thread_ticks`] of it `secs` apart, the
+/// busiest first, as `name/tid(wchan) %`: the tid tells the main thread (= pid) from unnamed ones (an unnamed thread
+/// has its creator's name), and the kernel function it waits in (`wchan`: a poller sleeps in `hrtimer_nanosleep`, an
+/// event loop in `do_sys_poll`) tells what it is.
+pub fn busiest_threads(
+    pid: u32,
+    before: &HashMap<u32, (String, u64)>,
+    after: &HashMap<u32, (String, u64)>,
+    secs: f64,
+    min: f64,
+) -> Vec<String> {
+    let mut busy: Vec<(f64, String)> = after
+        .iter()
+        .map(|(tid, (name, t))| {
+            let wchan = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/wchan")).unwrap_or_default();
+            let pct = t.saturating_sub(before.get(tid).map_or(0, |b| b.1)) as f64 / secs;
+            (pct, format!("{name}/{tid}({wchan})"))
+        })
+        .filter(|(p, _)| *p >= min)
+        .collect();
+    busy.sort_by(|x, y| y.0.total_cmp(&x.0));
+    busy.into_iter().map(|(p, name)| format!("{name} {p:.2}")).collect()
+}
+
 /// Each thread of a process: tid → (name, clock ticks).
 pub fn thread_ticks(pid: u32) -> HashMap<u32, (String, u64)> {
     let mut m = HashMap::new();
