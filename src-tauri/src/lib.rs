@@ -253,6 +253,12 @@ pub(crate) fn since_start_ms() -> u128 {
     STARTED.get_or_init(std::time::Instant::now).elapsed().as_millis()
 }
 
+/// The wall clock (ms since the Unix epoch) when [`run`] was called.
+fn run_epoch_ms() -> u128 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    now.saturating_sub(since_start_ms())
+}
+
 /// Run `f` on a thread of its own (`name`) after `delay`: start-up work that must not compete with the main window's
 /// start. A thread that cannot start is logged, and `f` does not run.
 pub(crate) fn later(name: &str, delay: std::time::Duration, f: impl FnOnce() + Send + 'static) {
@@ -321,6 +327,8 @@ pub fn run(opts: Options) {
                 version = %app.package_info().version,
                 data = %data_dir.display(),
                 since_start_ms = since_start_ms(),
+                // (the wall clock at `run`'s start: the bench measures a start's time before it from its spawn)
+                run_epoch_ms = run_epoch_ms(),
                 compositing = ?gpu::decision(),
                 "hermes-desktop starting"
             );
