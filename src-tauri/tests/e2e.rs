@@ -404,6 +404,17 @@ fn e2e_first_run_demo() {
     };
     assert_eq!(fonts, expected, "font stacks: {fonts}");
     s.wait("connected", 20, "return !document.querySelector('.banner')");
+    // Without a GPU (gpu.rs): GDK's GL is off, so the UI process never loads Mesa's GLX, and EGL (which WebKit needs:
+    // its web process aborts without a display, and this page answered) has the driver loaded.
+    if !hermes_desktop::gpu::has_render_node(std::path::Path::new("/dev/dri")) {
+        let app = wd::descendants(driver.pid())
+            .into_iter()
+            .find(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "hermes-desktop"))
+            .expect("the app's process");
+        let maps = std::fs::read_to_string(format!("/proc/{app}/maps")).unwrap_or_default();
+        assert!(!maps.contains("libGLX_mesa"), "GDK probed GLX in the UI process");
+        assert!(maps.contains("libEGL_mesa"), "no EGL driver in the UI process");
+    }
     type_and_send(&s, "hi demo");
     body_has(&s, "You said: hi demo", 20);
     s.screenshot(&wd::screens().join("00-first-run-demo.png"));
