@@ -438,6 +438,16 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     type_and_send(&app.s, "before hiding");
     body_has(&app.s, "You said: before hiding", 15);
     let ready = setup.agent.s().ready_count();
+    // the files this start mapped (its own and its WebKit processes'), for the resident to read ahead at its Show
+    let list = setup.data.path().join(hermes_app::readahead::LIST);
+    within(15, "the start's files recorded", || list.exists());
+    let listed = std::fs::read_to_string(&list).unwrap();
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_hermes-desktop")).unwrap();
+    assert!(listed.lines().any(|l| std::path::Path::new(l) == exe), "the app's binary in {listed}");
+    assert!(
+        listed.contains("libwebkit2gtk") && listed.contains("libjavascriptcoregtk"),
+        "WebKit's libraries: {listed}"
+    );
 
     close_main(app.pid);
     let t = Instant::now();
@@ -495,6 +505,12 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     within(10, "the second message's notification", || notes.shown().len() > shown_before);
     notes.bubble().click();
     within(20, "the resident ended", || processes_named("hermes-resident", setup.data.path()).is_empty());
+    let resident_log = std::fs::read_to_string(setup.data.path().join("logs/resident.log")).unwrap_or_default();
+    let read_ahead = resident_log.lines().find(|l| l.contains("read ahead the window process's files")).unwrap_or("");
+    assert!(
+        read_ahead.contains("files=") && !read_ahead.contains("files=0 "),
+        "the resident read the window process's files ahead as it started it: {read_ahead:?}"
+    );
     let windows = processes_named("hermes-desktop", setup.data.path());
     assert_eq!(windows.len(), 1, "one window process: {windows:?}");
     let window = windows[0];

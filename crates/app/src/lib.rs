@@ -17,6 +17,7 @@ pub mod hub;
 pub mod notice;
 pub mod picture;
 mod profiles;
+pub mod readahead;
 pub mod resident;
 pub mod settings;
 pub mod types;
