@@ -2,11 +2,12 @@
 //!
 //! A start of the window process maps ~220 files (its binary, GTK's and WebKit's ~150 libraries, their web and
 //! network processes' too, fonts, ICU's data). Where the page cache has let them go — after a while hidden, or on a
-//! machine that reclaims idle cache within a minute (as the virtual machine this app is developed on does) — the dynamic loader then waits for one
-//! disk read per library, one after the other: ~200 major faults and ~100–200 ms before `main`. So the window process
-//! records the files it and its WebKit processes mapped once its page is interactive ([`record_own`]), and the
-//! resident asks the kernel to read them ahead ([`read_ahead`], `posix_fadvise(WILLNEED)`: the reads go out
-//! together, smallest file first) as it starts the window process. Files already cached cost a lookup.
+//! machine that reclaims idle cache within a minute, as the virtual machine this app is developed on does — the
+//! dynamic loader then waits for one disk read per library, one after the other: ~200 major faults and ~100–200 ms
+//! before `main`. So the window process records the files it and its WebKit processes mapped once its page is
+//! interactive ([`record_own`]), and the resident asks the kernel to read them ahead ([`read_ahead`],
+//! `posix_fadvise(WILLNEED)`: the reads go out together, smallest file first) on a thread of its own as it starts the
+//! window process. Files already cached cost a lookup.
 //!
 //! The list lives in the data folder; what it names is only ever read ahead (never opened for anything else), regular
 //! files with absolute paths only, at most [`MAX_FILES`] of them and [`MAX_BYTES`] in all.
