@@ -375,17 +375,16 @@ pub fn main_page_ready(app: AppHandle, webview: tauri::Webview, interactive: boo
     let marks = crate::quick::loggable_marks(&marks);
     let stage = if interactive { "interactive" } else { "rendered" };
     tracing::info!(since_start_ms = crate::since_start_ms(), page = %marks, "main page {stage}");
-    if interactive {
-        record_startup_files(&app);
-    }
+    record_startup_files(&app);
     if state(&app).is_some_and(|s| s.show_on_render.swap(false, Ordering::SeqCst)) {
         let handle = app.clone();
         let _ = app.run_on_main_thread(move || put_on_screen(&handle));
     }
 }
 
-/// Once per process, a few seconds after the page first became interactive (off the main thread): the files this
-/// process and its WebKit processes mapped, for the resident to read ahead at its next Show (`hermes_app::readahead`).
+/// Once per process, a few seconds after the page first rendered (off the main thread; its history, if any, is painted
+/// by then): the parts of files this process and its WebKit processes used, for the resident to read ahead at its next
+/// Show (`hermes_app::readahead`).
 fn record_startup_files(app: &AppHandle) {
     static ONCE: std::sync::Once = std::sync::Once::new();
     if !cfg!(target_os = "linux") {
@@ -395,7 +394,9 @@ fn record_startup_files(app: &AppHandle) {
     ONCE.call_once(|| {
         crate::later("hermes-startup-files", Duration::from_secs(3), move || {
             match hermes_app::readahead::record_own(&dir) {
-                Ok(n) => tracing::debug!(files = n, "recorded the start's files"),
+                Ok(n) => {
+                    tracing::info!(files = n.files, kb = n.bytes >> 10, "recorded the parts of files the start used")
+                }
                 Err(e) => tracing::warn!("cannot record the start's files: {e}"),
             }
         });

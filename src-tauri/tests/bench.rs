@@ -626,9 +626,17 @@ fn bench_resident() {
                 .find(|l| l.contains("window process started"))
                 .and_then(|l| l.split("epoch_ms=").nth(1)?.split_whitespace().next()?.parse::<f64>().ok())
                 .unwrap_or(f64::NAN);
+            // what the resident read ahead for it (files, MB, and how long asking took)
+            let read_ahead = resident_log
+                .lines()
+                .rev()
+                .find(|l| l.contains("read ahead the window process's files"))
+                .and_then(|l| l.split_once("files="))
+                .map_or("nothing", |(_, r)| r.trim());
             let interactive = origin + mark("history-painted").max(mark("connected")).max(mark("shown"));
             eprintln!(
-                "BENCH resident show, round {round}: the resident's spawn → interactive {:.0} ms (click → spawn {:.0} ms)",
+                "BENCH resident show, round {round}: the resident's spawn → interactive {:.0} ms (click → spawn {:.0} ms; \
+                 read ahead: files={read_ahead})",
                 interactive - spawned,
                 spawned - spawn_ms
             );

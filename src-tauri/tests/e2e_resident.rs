@@ -443,11 +443,25 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     within(15, "the start's files recorded", || list.exists());
     let listed = std::fs::read_to_string(&list).unwrap();
     let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_hermes-desktop")).unwrap();
-    assert!(listed.lines().any(|l| std::path::Path::new(l) == exe), "the app's binary in {listed}");
-    assert!(
-        listed.contains("libwebkit2gtk") && listed.contains("libjavascriptcoregtk"),
-        "WebKit's libraries: {listed}"
+    // a line: the path, a tab, the parts used as offset+length; the app's binary first (the order things were mapped)
+    let parts: Vec<(&str, u64)> = listed
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(path, parts)| {
+            let used = parts.split(' ').filter_map(|p| p.split_once('+')?.1.parse::<u64>().ok()).sum();
+            (path, used)
+        })
+        .collect();
+    assert_eq!(
+        parts.first().map(|p| std::path::Path::new(p.0)),
+        Some(exe.as_path()),
+        "the app's binary first: {listed}"
     );
+    let webkit = parts.iter().find(|p| p.0.contains("libwebkit2gtk")).copied();
+    assert!(parts.iter().any(|p| p.0.contains("libjavascriptcoregtk")), "WebKit's libraries: {listed}");
+    let (webkit, used) = webkit.unwrap_or_else(|| panic!("WebKit's library in {listed}"));
+    let size = std::fs::metadata(webkit).unwrap().len();
+    assert!(used > 0 && used < size, "only the parts of {webkit} used are read ahead: {used} of {size} bytes");
 
     close_main(app.pid);
     let t = Instant::now();

@@ -41,11 +41,18 @@ impl WindowLauncher {
 
 impl WindowLauncher {
     fn start(&self, mut cmd: Command, what: &str) {
-        // the files its last start mapped, read ahead while it starts (hermes_app::readahead)
+        // the parts of files its last start used, read ahead while it starts (hermes_app::readahead)
         let dir = self.data_dir.clone();
         let reader = std::thread::Builder::new().name("hermes-read-ahead".into()).spawn(move || {
+            let asked = std::time::Instant::now();
             let done = hermes_app::readahead::read_ahead(&dir);
-            tracing::info!(files = done.files, mb = done.bytes / (1 << 20), "read ahead the window process's files");
+            let ms = asked.elapsed().as_millis();
+            tracing::info!(
+                files = done.files,
+                mb = done.bytes / (1 << 20),
+                ms,
+                "read ahead the window process's files"
+            );
         });
         if let Err(e) = reader {
             tracing::debug!("no thread to read the window process's files ahead: {e}");
