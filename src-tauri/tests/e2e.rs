@@ -422,6 +422,10 @@ fn e2e_first_run_demo() {
     if let Some(wait) = Duration::from_secs(7).checked_sub(launched.elapsed()) {
         std::thread::sleep(wait);
     }
+    // a first start on an empty conversation (never "interactive") still records its files for the next Show
+    if cfg!(target_os = "linux") {
+        assert!(!hermes_app::readahead::list(data.path()).is_empty(), "the start's files recorded by a first start");
+    }
     s.exec("location.reload()", json!([]));
     s.wait(
         "reloaded",

@@ -441,27 +441,16 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     // the files this start mapped (its own and its WebKit processes'), for the resident to read ahead at its Show
     let list = setup.data.path().join(hermes_app::readahead::LIST);
     within(15, "the start's files recorded", || list.exists());
-    let listed = std::fs::read_to_string(&list).unwrap();
+    let listed = hermes_app::readahead::list(setup.data.path());
     let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_hermes-desktop")).unwrap();
-    // a line: the path, a tab, the parts used as offset+length; the app's binary first (the order things were mapped)
-    let parts: Vec<(&str, u64)> = listed
-        .lines()
-        .filter_map(|l| l.split_once('\t'))
-        .map(|(path, parts)| {
-            let used = parts.split(' ').filter_map(|p| p.split_once('+')?.1.parse::<u64>().ok()).sum();
-            (path, used)
-        })
-        .collect();
-    assert_eq!(
-        parts.first().map(|p| std::path::Path::new(p.0)),
-        Some(exe.as_path()),
-        "the app's binary first: {listed}"
-    );
-    let webkit = parts.iter().find(|p| p.0.contains("libwebkit2gtk")).copied();
-    assert!(parts.iter().any(|p| p.0.contains("libjavascriptcoregtk")), "WebKit's libraries: {listed}");
-    let (webkit, used) = webkit.unwrap_or_else(|| panic!("WebKit's library in {listed}"));
-    let size = std::fs::metadata(webkit).unwrap().len();
-    assert!(used > 0 && used < size, "only the parts of {webkit} used are read ahead: {used} of {size} bytes");
+    // the app's binary first (the order things were mapped), then the parts of WebKit's libraries it used
+    assert_eq!(listed.first().map(|s| s.path.as_path()), Some(exe.as_path()), "the app's binary first: {listed:?}");
+    let has = |name: &str| listed.iter().find(|s| s.path.to_string_lossy().contains(name));
+    assert!(has("libjavascriptcoregtk").is_some(), "WebKit's libraries: {listed:?}");
+    let webkit = has("libwebkit2gtk").unwrap_or_else(|| panic!("WebKit's library in {listed:?}"));
+    let size = std::fs::metadata(&webkit.path).unwrap().len();
+    let used: u64 = webkit.parts.iter().map(|p| p.1).sum();
+    assert!(used > 0 && used < size, "only the parts of {:?} used are read ahead: {used} of {size} bytes", webkit.path);
 
     close_main(app.pid);
     let t = Instant::now();

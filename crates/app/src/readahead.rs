@@ -225,6 +225,11 @@ pub fn record_own(data_dir: &Path) -> std::io::Result<ReadAhead> {
     Ok(ReadAhead { files: files.len(), bytes })
 }
 
+/// The list in `data_dir`, as [`read_ahead`] reads it (none: empty).
+pub fn list(data_dir: &Path) -> Vec<Startup> {
+    std::fs::read_to_string(data_dir.join(LIST)).map(|text| parse(&text)).unwrap_or_default()
+}
+
 /// The list's lines, parsed: absolute paths with parts, within [`MAX_FILES`] and [`MAX_BYTES`] (in order).
 fn parse(text: &str) -> Vec<Startup> {
     let mut budget = MAX_BYTES;
@@ -258,8 +263,7 @@ fn parse(text: &str) -> Vec<Startup> {
 /// [`WORKERS`] threads (no list: nothing).
 pub fn read_ahead(data_dir: &Path) -> ReadAhead {
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-    let Ok(text) = std::fs::read_to_string(data_dir.join(LIST)) else { return ReadAhead::default() };
-    let list = parse(&text);
+    let list = list(data_dir);
     let next = AtomicUsize::new(0);
     let files = AtomicUsize::new(0);
     let bytes = AtomicU64::new(0);
