@@ -7,11 +7,14 @@
 //! [`EchoCanceller::render`] and the microphone with [`EchoCanceller::capture`], from any threads, through a
 //! [`SharedEchoCanceller`]; AEC3 estimates the delay between them itself (the playback must reach it no later than
 //! its echo reaches the microphone, which a monitor stream does). What little echo the canceller leaves is gated:
-//! while the playback is audible, cleaned frames 20 dB or more under it become silence (see [`RESIDUAL_RATIO`]).
+//! while the playback is audible, a frame the canceller took 26 dB or more off, or one far under the playback,
+//! becomes silence (see [`is_residual`]).
 
 use std::sync::{Arc, Mutex};
 
-use sonora::config::{EchoCanceller as AecConfig, HighPassFilter, NoiseSuppression, NoiseSuppressionLevel};
+use sonora::config::{
+    EchoCanceller as AecConfig, HighPassFilter, NoiseSuppression, NoiseSuppressionLevel, TransparentModeType,
+};
 use sonora::{AudioProcessing, Config, StreamConfig};
 
 /// The sample rate of both streams.
@@ -20,9 +23,10 @@ pub const RATE: u32 = 16_000;
 pub const FRAME: usize = RATE as usize / 100;
 
 /// How long the user must talk over read-aloud before it stops, when the canceller is on (the segmenter's default,
-/// 200 ms, is for a microphone that also hears the speakers): with the detector's own ~100 ms, barge-in comes under
-/// 300 ms after the user starts.
-pub const BARGE_IN_AFTER: std::time::Duration = std::time::Duration::from_millis(150);
+/// 200 ms, is for a microphone that also hears the speakers): six of the detector's 16 ms frames in a row. With the
+/// detector's own ~120 ms before it calls a word's start speech, barge-in comes ~230 ms after the user starts
+/// (tests/aec_speech.rs); 20 sentences read aloud on speakers still barge in on nothing.
+pub const BARGE_IN_AFTER: std::time::Duration = std::time::Duration::from_millis(96);
 
 /// What to run besides the echo canceller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,11 +45,25 @@ impl Default for AecOptions {
 const HOLD_FRAMES: usize = 30;
 /// The playback is audible above this frame RMS (−50 dBFS).
 const AUDIBLE_RMS: f32 = 104.0;
-/// While the playback is audible, a cleaned frame quieter than this fraction of it (−20 dB) is what is left of the
-/// echo, not the user: AEC3 takes 30–50 dB off a voice's echo (tests/aec_speech.rs measures it), a person talking to
-/// the app over it is far louder. Those frames go out as silence so that a level-blind neural VAD does not start an
-/// utterance on them.
-const RESIDUAL_RATIO: f32 = 0.1;
+/// While the playback is audible, a frame the canceller brought under this fraction of what the microphone heard
+/// (−26 dB) was echo, not the user: AEC3 takes 30–50 dB off a voice's echo (tests/aec_speech.rs measures it) and
+/// little off a person talking.
+const RESIDUAL_RATIO: f32 = 0.05;
+/// Until the canceller has heard this much audible playback (3 s of 10 ms frames) it is still finding the echo's
+/// path and lets more through: until then a frame 20 dB under the playback's loudest recent frame is taken for echo
+/// too (in tests/aec_speech.rs, without it the first sentence started an utterance).
+const CONVERGED_AFTER: u64 = 300;
+const UNDER_PLAYBACK_CONVERGING: f32 = 0.1;
+
+/// Is a cleaned frame what is left of the echo (`far`: the loudest recent playback frame's RMS; `heard`: the audible
+/// playback frames so far)? Those frames go out as silence so that a level-blind neural VAD does not start an
+/// utterance on them. Judged against the frame itself, by what the canceller took off it: a gate on the playback's
+/// level (−20 dB under its loudest frame of the last 300 ms, as before, or even −30 dB) also silenced the user's
+/// quieter sounds, and barge-in on the rig took 650–750 ms instead of ~400 (bench/README.md).
+fn is_residual(raw_rms: f32, cleaned_rms: f32, far: f32, heard: u64) -> bool {
+    let converging = heard < CONVERGED_AFTER && cleaned_rms < far * UNDER_PLAYBACK_CONVERGING;
+    far > AUDIBLE_RMS && (cleaned_rms < raw_rms * RESIDUAL_RATIO || converging)
+}
 
 /// The echo canceller and its frame buffers. Not `Sync`: share it as a [`SharedEchoCanceller`].
 pub struct EchoCanceller {
@@ -53,9 +71,11 @@ pub struct EchoCanceller {
     render_rest: Vec<i16>,
     capture_rest: Vec<i16>,
     scratch: Vec<i16>,
-    /// The RMS of the last [`HOLD_FRAMES`] playback frames (a ring), for the residual gate.
+    /// The RMS of the last [`HOLD_FRAMES`] playback frames (a ring): is it audible, for the residual gate.
     far: [f32; HOLD_FRAMES],
     far_at: usize,
+    /// Audible playback frames so far: is the canceller still converging.
+    heard: u64,
 }
 
 fn rms(frame: &[i16]) -> f32 {
@@ -72,7 +92,10 @@ impl std::fmt::Debug for EchoCanceller {
 impl EchoCanceller {
     pub fn new(opts: AecOptions) -> Self {
         let config = Config {
-            echo_canceller: Some(AecConfig::default()),
+            // The HMM variant of "transparent mode" (AEC3 finds there is no echo: a headset, speakers turned down)
+            // lets the user through at once where the default kept suppressing them while the playback was loud
+            // (barge-in 500 ms late in one spot of tests/aec_speech.rs, 160 ms with it).
+            echo_canceller: Some(AecConfig { transparent_mode: TransparentModeType::Hmm, ..AecConfig::default() }),
             high_pass_filter: Some(HighPassFilter::default()),
             noise_suppression: opts
                 .noise_suppression
@@ -88,6 +111,7 @@ impl EchoCanceller {
             scratch: vec![0; FRAME],
             far: [0.0; HOLD_FRAMES],
             far_at: 0,
+            heard: 0,
         }
     }
 
@@ -99,11 +123,15 @@ impl EchoCanceller {
     /// The far end: a block of what the speakers play, any length (whole frames go to the canceller, the rest waits
     /// for the next block).
     pub fn render(&mut self, block: &[i16]) {
-        let (apm, scratch, far, at) = (&mut self.apm, &mut self.scratch, &mut self.far, &mut self.far_at);
+        let (apm, scratch, far, at, heard) =
+            (&mut self.apm, &mut self.scratch, &mut self.far, &mut self.far_at, &mut self.heard);
         frames(&mut self.render_rest, block, |frame| {
             // the only error is a wrong frame size, which `frames` never makes
             let _ = apm.process_render_i16(frame, scratch);
             far[*at] = rms(frame);
+            if far[*at] > AUDIBLE_RMS {
+                *heard += 1;
+            }
             *at = (*at + 1) % HOLD_FRAMES;
         });
     }
@@ -111,13 +139,12 @@ impl EchoCanceller {
     /// The near end: a block from the microphone, any length; the cleaned samples of every whole frame are appended
     /// to `out` (so `out` lags the input by less than 10 ms).
     pub fn capture(&mut self, block: &[i16], out: &mut Vec<i16>) {
-        let far = self.far_level();
-        let gate = if far > AUDIBLE_RMS { far * RESIDUAL_RATIO } else { 0.0 };
+        let (far, heard) = (self.far_level(), self.heard);
         let (apm, scratch) = (&mut self.apm, &mut self.scratch);
         frames(&mut self.capture_rest, block, |frame| {
             if apm.process_capture_i16(frame, scratch).is_err() {
                 out.extend_from_slice(frame);
-            } else if gate > 0.0 && rms(scratch) < gate {
+            } else if is_residual(rms(frame), rms(scratch), far, heard) {
                 out.extend(std::iter::repeat_n(0, FRAME));
             } else {
                 out.extend_from_slice(scratch);
@@ -246,6 +273,21 @@ mod tests {
         aec.capture(&[0; 70], &mut out);
         assert_eq!(out.len(), 2 * FRAME);
         aec.render(&[1; 333]);
+    }
+
+    #[test]
+    fn a_frame_the_canceller_took_26_db_off_is_echo_only_while_the_playback_is_audible() {
+        let (loud, converged) = (3000.0, CONVERGED_AFTER);
+        // the echo alone: the canceller leaves 30 dB or less of it
+        assert!(is_residual(3000.0, 90.0, loud, converged));
+        // the user over the echo: most of what the microphone heard stays
+        assert!(!is_residual(3000.0, 1500.0, loud, converged));
+        // the user alone in a pause of the playback, 20 dB under its loudest recent frame: nothing was taken off
+        assert!(!is_residual(300.0, 290.0, loud, converged));
+        // …which the still-converging canceller takes for echo, as it would anything under −20 dB
+        assert!(is_residual(250.0, 250.0, loud, 0));
+        // nothing plays: whatever the noise suppression took off, the frame stays
+        assert!(!is_residual(3000.0, 10.0, 50.0, converged));
     }
 
     fn is_send<T: Send>() {}

@@ -65,6 +65,14 @@ fn room(far: &[i16]) -> Vec<i16> {
         .collect()
 }
 
+/// The first barge-in at or after `from` (a sample index), in ms after it.
+fn barge_in_after(ev: &[VadEvent], from: usize) -> Option<i64> {
+    ev.iter().find_map(|e| match e {
+        VadEvent::BargeIn { at } if *at >= from as u64 => Some((*at as i64 - from as i64) * 1000 / 16_000),
+        _ => None,
+    })
+}
+
 /// Runs `mic` (with `far` as the playback) through the canceller, or not, and the segmenter: its events.
 fn listen(far: &[i16], mic: &[i16], aec: Option<AecOptions>) -> Vec<VadEvent> {
     let mut canceller = aec.map(EchoCanceller::new);
@@ -153,12 +161,42 @@ fn the_user_talking_over_read_aloud_is_heard_and_barges_in() {
     let late_ms = (barge as i64 - onset as i64) * 1000 / 16_000;
     eprintln!("barge-in {late_ms} ms after the user's speech began (through the canceller)");
     assert!(barge >= onset, "barge-in before the user spoke ({late_ms} ms): the echo triggered it");
-    // the segmenter's own barge-in rule waits for a moment of speech; the canceller must not add to it (the goal is
-    // 300 ms, measured here and in bench/README.md)
-    assert!(late_ms <= 1000, "barge-in {late_ms} ms after the speech began");
+    // the segmenter's own barge-in rule waits for a moment of speech (`aec::BARGE_IN_AFTER`) and the detector for the
+    // word's first voiced sound; the goal is 300 ms (on the app's rig: bench/README.md)
+    assert!(late_ms <= 300, "barge-in {late_ms} ms after the speech began (goal ≤ 300 ms)");
     let heard = utterances(&ev);
     assert!(
         heard.iter().any(|&(s, e)| s <= onset + 8000 && e >= onset + 8000),
         "the user's words are not in an utterance: {heard:?}"
     );
+}
+
+#[test]
+fn without_an_echo_path_the_canceller_does_not_hold_the_user_back() {
+    // a headset, or speakers turned down: read-aloud plays, the microphone hears only the user. The canceller must
+    // let them through as fast as hands-free without it does (AEC3's default transparent mode kept suppressing them
+    // here for ~300 ms more in one of these spots).
+    if !tools_or_skip("aec_speech", &["espeak-ng"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let far = reply(dir.path());
+    let user = speech("Stop please, I want to ask you something else.", "en+f3", dir.path(), "user");
+    let (u0, _) = common::active(&user, 300).unwrap();
+    for secs in [5, 9, 12] {
+        let at = secs * 16_000;
+        let far = &far[..at + user.len() + 16_000];
+        let mut mic = room(&vec![0; far.len()]);
+        for (i, s) in user.iter().enumerate() {
+            mic[at + i] = mic[at + i].saturating_add(*s);
+        }
+        let onset = at + u0;
+        let without = barge_in_after(&listen(far, &mic, None), onset).expect("barge-in without the canceller");
+        let with = barge_in_after(&listen(far, &mic, Some(AecOptions::default())), onset)
+            .expect("barge-in through the canceller");
+        eprintln!("user at {secs} s, no echo: barge-in {with} ms through the canceller, {without} ms without");
+        // the canceller's segmenter barges in on 104 ms less speech (`aec::BARGE_IN_AFTER`); its own processing may
+        // add a few frames
+        assert!(with <= without + 60, "the canceller held the user back: {with} ms, {without} ms without it");
+    }
 }
