@@ -155,6 +155,9 @@ pub enum VoiceEvent {
     Level { level: f32 },
     /// Hands-free: speech began.
     SpeechStart,
+    /// Hands-free: the speech that began ended without an utterance (too short — a cough, a click — or it could not
+    /// be written).
+    SpeechEnd,
     /// Hands-free: the user talks over read-aloud — it was stopped (stop agent voice notes too).
     BargeIn,
     /// Hands-free: one utterance, ready to send.

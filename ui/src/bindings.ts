@@ -1333,6 +1333,11 @@ export type VoiceEvent =
  */
 { kind: "speech_start" } | 
 /**
+ * Hands-free: the speech that began ended without an utterance (too short — a cough, a click — or it could not
+ * be written).
+ */
+{ kind: "speech_end" } | 
+/**
  * Hands-free: the user talks over read-aloud — it was stopped (stop agent voice notes too).
  */
 { kind: "barge_in" } | 

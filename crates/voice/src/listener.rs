@@ -28,6 +28,8 @@ use crate::vad::{Segmenter, VadEvent};
 pub enum ListenerEvent {
     /// Speech began.
     SpeechStart,
+    /// The speech that began was too short to be an utterance (a cough, a click): nothing is sent.
+    Discarded,
     /// The user has been talking for a moment: whatever is being read aloud should stop (barge-in).
     BargeIn,
     /// One utterance, written: usually one clip, several (each ≤ 8 MiB, A-24) for a very long one.
@@ -120,11 +122,11 @@ fn run(
             let out = match ev {
                 VadEvent::SpeechStart { .. } => ListenerEvent::SpeechStart,
                 VadEvent::BargeIn { .. } => ListenerEvent::BargeIn,
+                VadEvent::Discarded { .. } => ListenerEvent::Discarded,
                 VadEvent::Utterance(u) => match write_clips(&u.samples, dir, MAX_WAV_BYTES) {
                     Ok(clips) => ListenerEvent::Utterance(clips),
                     Err(e) => ListenerEvent::WriteFailed(e),
                 },
-                _ => continue,
             };
             on_event(out);
         }
@@ -196,11 +198,23 @@ mod tests {
             .iter()
             .map(|e| match e {
                 ListenerEvent::SpeechStart => "start",
+                ListenerEvent::Discarded => "discarded",
                 ListenerEvent::BargeIn => "barge-in",
                 ListenerEvent::Utterance(_) => "utterance",
                 ListenerEvent::WriteFailed(_) => "write-failed",
             })
             .collect()
+    }
+
+    /// A burst longer than the onset but shorter than an utterance (a cough) is reported as discarded, so the page
+    /// stops showing that it hears someone; nothing is written.
+    #[test]
+    fn speech_too_short_for_an_utterance_is_reported_discarded() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = signal(&[(false, 800), (true, 120), (false, 1500)]);
+        let events = listen(dir.path(), &input, false);
+        assert_eq!(kinds(&events), ["start", "discarded"], "{events:?}");
+        assert_eq!(std::fs::read_dir(dir.path()).map(|d| d.count()).unwrap_or(0), 0, "nothing written");
     }
 
     /// Where `needle` occurs in `hay` (the clip's audio inside the input).

@@ -94,7 +94,14 @@ pub(super) fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl
         ListenerEvent::Utterance(clips) => {
             let _ = ch.send(VoiceEvent::Utterance { clips: clips.into_iter().map(VoiceClip::from).collect() });
         }
-        ListenerEvent::WriteFailed(e) => tracing::warn!("cannot write an utterance: {e}"),
+        // what began was not an utterance after all, or could not be kept: the page stops showing it is hearing one
+        ListenerEvent::Discarded => {
+            let _ = ch.send(VoiceEvent::SpeechEnd);
+        }
+        ListenerEvent::WriteFailed(e) => {
+            tracing::warn!("cannot write an utterance: {e}");
+            let _ = ch.send(VoiceEvent::SpeechEnd);
+        }
         _ => {}
     }
 }

@@ -254,6 +254,18 @@ describe('hands-free and the agent voice', () => {
     expect(vb.called('stop')).toHaveLength(1);
   });
 
+  it('speech too short to send stops showing that it hears the user', async () => {
+    const { h, vb, sent } = hub();
+    await h.setHandsFree(true);
+    vb.emit({ kind: 'speech_start' });
+    expect(h.recording).toBe(true);
+    // a cough: the listener discards it
+    vb.emit({ kind: 'speech_end' });
+    expect(h.recording).toBe(false);
+    expect(h.phase).toBe('handsfree');
+    expect(sent).toHaveLength(0);
+  });
+
   it('a microphone lost in hands-free keeps hands-free on, says so, and clears when it is back (#28 item 2)', async () => {
     vi.useFakeTimers();
     try {

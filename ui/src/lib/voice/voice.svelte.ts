@@ -187,6 +187,9 @@ export class VoiceHub {
       case 'speech_start':
         this.speech = true;
         break;
+      case 'speech_end':
+        this.speech = false;
+        break;
       case 'barge_in':
         this.bargeIn();
         break;
