@@ -486,7 +486,7 @@ fn e2e_voice_mic_never_deaf() {
         assert!(max > 0.5, "toggle {toggle}: deaf — level {max}");
         if toggle == 1 {
             // the tray says the microphone is open, with a red dot on its icon, and the avatar listens
-            let pid = app_pid(&driver).expect("the app's pid");
+            let pid = wd::desk::app_pid(driver.pid());
             let (tray, _) =
                 wd::tray::tray_menu_when(pid, 15, "the tray says listening", |m| m.contains("Listening (hands-free)"));
             let icon = tray_icon_pixels(&tray);
@@ -495,7 +495,7 @@ fn e2e_voice_mic_never_deaf() {
         }
         set_hands_free(&s, false);
     }
-    let pid = app_pid(&driver).expect("the app's pid");
+    let pid = wd::desk::app_pid(driver.pid());
     let (tray, _) = wd::tray::tray_menu_when(pid, 10, "the tray no longer listening", |m| !m.contains("Listening"));
     assert_eq!(tray_icon_pixels(&tray).1, 0, "no red dot once the microphone is closed");
 
@@ -819,12 +819,6 @@ fn e2e_voice_read_aloud() {
     drop(s);
 }
 
-fn app_pid(driver: &Driver) -> Option<u32> {
-    wd::descendants(driver.pid())
-        .into_iter()
-        .find(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "hermes-desktop"))
-}
-
 /// Bench (HERMES_BENCH=1 under `cargo xtask e2e bench_voice`): key-up → `audio` frame logged by the devserver for a
 /// 10 s clip, through the app's real path (UI → voice_stop → WAV → send_command → engine → WebSocket), and the app
 /// process's CPU while recording (the WebKit processes are separate and not counted).
@@ -838,7 +832,7 @@ fn bench_voice_keyup_to_frame() {
     let _monitor = MonitorStream::start();
     let agent = Agent::start(TOKEN);
     let (data, driver, s) = app_connected_to(&agent);
-    let pid = app_pid(&driver).expect("the app's pid");
+    let pid = wd::desk::app_pid(driver.pid());
     let hz = 100.0; // USER_HZ
     // Where the time went (thread names are cut at 15 characters by the kernel).
     let per_thread = |th0: &std::collections::HashMap<u32, (String, u64)>, wall: f64| {
@@ -1025,7 +1019,7 @@ fn bench_voice_barge_in_on_speakers() {
     if !read_aloud_on(&s) {
         return;
     }
-    let pid = app_pid(&driver).expect("the app's pid");
+    let pid = wd::desk::app_pid(driver.pid());
     count_barge_ins(&s);
     // when the listener's speech onset reached the page (`speech` set true)
     s.exec(
@@ -1140,14 +1134,16 @@ fn bench_voice_barge_in_on_speakers() {
             let since_onset =
                 |page: f64| (page - page_now) - onset.saturating_duration_since(sync).as_secs_f64() * 1000.0;
             let detected = since_onset(barge_at);
+            // read-aloud may have been between two sentences when the user began (the speakers silent before the
+            // barge-in): then it was stopped when the barge-in came, not when the speakers went quiet
+            let stopped = lag.max(detected);
             eprintln!(
-                "{label}, round {round}: read-aloud silent {lag:.0} ms after the user's speech began (the listener's \
-                 onset at {:.0} ms, barge-in at {detected:.0} ms, the speakers quiet {:.0} ms later)",
+                "{label}, round {round}: read-aloud stopped {stopped:.0} ms after the user's speech began (the \
+                 listener's onset at {:.0} ms, barge-in at {detected:.0} ms, the speakers quiet from {lag:.0} ms)",
                 since_onset(speech_at),
-                lag - detected
             );
             s.exec("window.__speechAt = 0", json!([]));
-            ms.push(lag);
+            ms.push(stopped);
             agent.wait_log(20, |l| {
                 l.iter().filter(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })).count() > frames
             });
