@@ -65,6 +65,19 @@ fn room(far: &[i16]) -> Vec<i16> {
         .collect()
 }
 
+/// What the user says over read-aloud (another voice than read-aloud's).
+fn user_speech(dir: &std::path::Path) -> Vec<i16> {
+    speech("Stop please, I want to ask you something else.", "en+f3", dir, "user")
+}
+
+/// The user's speech straight into the microphone at sample `at`: where it becomes audible.
+fn talk_over(mic: &mut [i16], user: &[i16], at: usize) -> usize {
+    for (i, s) in user.iter().enumerate() {
+        mic[at + i] = mic[at + i].saturating_add(*s);
+    }
+    at + common::active(user, 300).expect("the user's speech is audible").0
+}
+
 /// The first barge-in at or after `from` (a sample index), in ms after it.
 fn barge_in_after(ev: &[VadEvent], from: usize) -> Option<i64> {
     ev.iter().find_map(|e| match e {
@@ -144,14 +157,8 @@ fn the_user_talking_over_read_aloud_is_heard_and_barges_in() {
     let dir = tempfile::tempdir().unwrap();
     let far = reply(dir.path());
     let mut mic = room(&far);
-    // 12 s into the reply, the user says something (another voice, straight into the microphone)
-    let user = speech("Stop please, I want to ask you something else.", "en+f3", dir.path(), "user");
-    let at = 12 * 16_000;
-    for (i, s) in user.iter().enumerate() {
-        mic[at + i] = mic[at + i].saturating_add(*s);
-    }
-    let (u0, _) = common::active(&user, 300).unwrap();
-    let onset = (at + u0) as u64;
+    // 12 s into the reply, the user says something
+    let onset = talk_over(&mut mic, &user_speech(dir.path()), 12 * 16_000) as u64;
     let ev = listen(&far, &mic, Some(AecOptions::default()));
     let barge = ev.iter().find_map(|e| match e {
         VadEvent::BargeIn { at } => Some(*at),
@@ -181,16 +188,12 @@ fn without_an_echo_path_the_canceller_does_not_hold_the_user_back() {
     }
     let dir = tempfile::tempdir().unwrap();
     let far = reply(dir.path());
-    let user = speech("Stop please, I want to ask you something else.", "en+f3", dir.path(), "user");
-    let (u0, _) = common::active(&user, 300).unwrap();
+    let user = user_speech(dir.path());
     for secs in [5, 9, 12] {
         let at = secs * 16_000;
         let far = &far[..at + user.len() + 16_000];
         let mut mic = room(&vec![0; far.len()]);
-        for (i, s) in user.iter().enumerate() {
-            mic[at + i] = mic[at + i].saturating_add(*s);
-        }
-        let onset = at + u0;
+        let onset = talk_over(&mut mic, &user, at);
         let without = barge_in_after(&listen(far, &mic, None), onset).expect("barge-in without the canceller");
         let with = barge_in_after(&listen(far, &mic, Some(AecOptions::default())), onset)
             .expect("barge-in through the canceller");
