@@ -7,8 +7,8 @@
 //! [`EchoCanceller::render`] and the microphone with [`EchoCanceller::capture`], from any threads, through a
 //! [`SharedEchoCanceller`]; AEC3 estimates the delay between them itself (the playback must reach it no later than
 //! its echo reaches the microphone, which a monitor stream does). What little echo the canceller leaves is gated:
-//! while the playback is audible, a frame the canceller took 26 dB or more off, or one far under the playback,
-//! becomes silence (see [`is_residual`]).
+//! while the playback is audible, a frame the canceller took 26 dB or more off (and, while it is still converging,
+//! one 20 dB under the playback) becomes silence (see [`is_residual`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +24,7 @@ pub const FRAME: usize = RATE as usize / 100;
 
 /// How long the user must talk over read-aloud before it stops, when the canceller is on (the segmenter's default,
 /// 200 ms, is for a microphone that also hears the speakers): six of the detector's 16 ms frames in a row. With the
-/// detector's own ~120 ms before it calls a word's start speech, barge-in comes ~230 ms after the user starts
+/// detector's own ~120 ms before it calls a word's start speech, barge-in comes ~200 ms after the user starts
 /// (tests/aec_speech.rs); 20 sentences read aloud on speakers still barge in on nothing.
 pub const BARGE_IN_AFTER: std::time::Duration = std::time::Duration::from_millis(96);
 
@@ -94,7 +94,7 @@ impl EchoCanceller {
         let config = Config {
             // The HMM variant of "transparent mode" (AEC3 finds there is no echo: a headset, speakers turned down)
             // lets the user through at once where the default kept suppressing them while the playback was loud
-            // (barge-in 500 ms late in one spot of tests/aec_speech.rs, 160 ms with it).
+            // (barge-in 507 ms after the user began in one spot of tests/aec_speech.rs, 203 ms with it).
             echo_canceller: Some(AecConfig { transparent_mode: TransparentModeType::Hmm, ..AecConfig::default() }),
             high_pass_filter: Some(HighPassFilter::default()),
             noise_suppression: opts
