@@ -8,7 +8,7 @@
 //! [`SharedEchoCanceller`]; AEC3 estimates the delay between them itself (the playback must reach it no later than
 //! its echo reaches the microphone, which a monitor stream does). What little echo the canceller leaves is gated:
 //! while the playback is audible, a frame the canceller took 26 dB or more off (and, while it is still converging,
-//! one 20 dB under the playback) becomes silence (see [`is_residual`]).
+//! one 20 dB under the playback) becomes silence (see `is_residual`).
 
 use std::sync::{Arc, Mutex};
 
