@@ -26,6 +26,8 @@ pub mod quick;
 pub mod security;
 pub mod settings;
 pub mod shortcuts;
+#[cfg(target_os = "linux")]
+pub mod standby;
 pub mod state;
 pub mod tray;
 pub mod typeahead;

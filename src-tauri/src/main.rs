@@ -4,9 +4,12 @@
 fn main() {
     // First, while the process has one thread: how WebKit draws without a GPU (gpu.rs).
     hermes_desktop::gpu::apply();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // A standby waits here, loaded, for the command line of the Show that wakes it (standby.rs).
+    #[cfg(target_os = "linux")]
+    let args = hermes_desktop::standby::wait_if_standby(args);
     // (then, without a GPU, Mesa's driver loads on a thread of its own while GTK starts)
     hermes_desktop::gpu::warm_up_gl_driver();
-    let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--export-bindings") {
         let Some(path) = args.get(i + 1) else {
             eprintln!("usage: hermes-desktop --export-bindings <file.ts>");

@@ -407,6 +407,7 @@ fn window_of(bin: &str, data: &std::path::Path) -> Option<u32> {
         let zombie = stat.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
         let env = std::fs::read(e.path().join("environ")).ok()?;
         (!zombie
+            && !wd::is_standby(pid)
             && std::fs::read_link(e.path().join("exe")).ok()? == exe
             && env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
         .then_some(pid)
@@ -473,7 +474,7 @@ fn bench_resident() {
     let exe = std::fs::canonicalize(bin).unwrap();
     let pid = wd::descendants(driver.pid())
         .into_iter()
-        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe))
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe) && !wd::is_standby(*p))
         .expect("the app's process");
     let t = Instant::now();
     while server.connections() < 2 {
@@ -792,7 +793,7 @@ fn bench_quick() {
     let exe = std::fs::canonicalize(bin).unwrap();
     let pid = wd::descendants(driver.pid())
         .into_iter()
-        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe))
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe) && !wd::is_standby(*p))
         .expect("the app's process");
     close_windows_of(pid);
     let t = Instant::now();
@@ -831,7 +832,7 @@ fn bench_quick() {
         .unwrap()
         .flatten()
         .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
-        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe));
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe) && !wd::is_standby(*p));
     if let Some(w) = window {
         let _ = Command::new("kill").arg(w.to_string()).status();
     }

@@ -470,6 +470,21 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     let pss = rollup.lines().find(|l| l.starts_with("Pss:")).unwrap_or_default().to_string();
     eprintln!("resident process (debug build), 2 agents connected: {pss}");
     assert!(web_processes(resident).is_empty(), "no webview");
+    // the next Show's window process, started ahead by the resident and waiting (standby.rs): no GTK, no WebKit
+    within(20, "a window process on standby", || standbys(setup.data.path()).len() == 1);
+    let standby = standbys(setup.data.path())[0];
+    assert!(maps_toolkit(standby), "loaded: GTK and WebKit mapped and bound");
+    // nothing of its start begun: its one thread blocked reading its stdin (a JavaScriptCore constructor's thread
+    // ends by itself)
+    within(20, "the standby's one thread", || {
+        std::fs::read_dir(format!("/proc/{standby}/task")).is_ok_and(|d| d.count() == 1)
+    });
+    let wchan = std::fs::read_to_string(format!("/proc/{standby}/wchan")).unwrap_or_default();
+    assert!(wchan.contains("pipe_read"), "waiting on its stdin: {wchan}");
+    assert!(web_processes(standby).is_empty(), "no webview");
+    let rollup = std::fs::read_to_string(format!("/proc/{standby}/smaps_rollup")).unwrap_or_default();
+    let pss = rollup.lines().find(|l| l.starts_with("Pss:")).unwrap_or_default().to_string();
+    eprintln!("window process on standby (debug build): {pss}");
 
     // a scheduled message while only the resident runs: delivered, notified with generic text, counted in its tray
     let before = notes.shown().len();
@@ -515,7 +530,11 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
         "the resident read the window process's files ahead as it started it: {read_ahead:?}"
     );
     let windows = processes_named("hermes-desktop", setup.data.path());
-    assert_eq!(windows.len(), 1, "one window process: {windows:?}");
+    assert_eq!(windows, [standby], "one window process: the standby, woken");
+    assert!(
+        resident_log.lines().any(|l| l.contains("window process started") && l.contains("standby=true")),
+        "the resident woke its standby:\n{resident_log}"
+    );
     let window = windows[0];
     within(30, "the window on screen", || !x::shown(window, "Hermes").is_empty());
     within(30, "the conversation shown (read)", || {

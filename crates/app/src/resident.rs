@@ -19,6 +19,24 @@ pub const QUICK_FLAG: &str = "--quick-ask";
 pub const CAPTURE_FLAG: &str = "--capture";
 /// The lock file in the data folder.
 pub const LOCK_FILE: &str = "resident.lock";
+/// The flag of a window process started ahead of a Show (a standby): linked, loaded and waiting, before anything of
+/// its own start, for its real command line on stdin ([`standby_line`]); it exits at end of file (its resident ended).
+pub const STANDBY_FLAG: &str = "--standby";
+/// The process name (`/proc/PID/comm`, what `ps` and `top` show) a standby carries while it waits; woken, it takes
+/// back its own.
+pub const STANDBY_NAME: &str = "hermes-standby";
+
+/// The line that wakes a standby: its command line (without the program) as a JSON array of strings.
+pub fn standby_line(args: &[String]) -> String {
+    let mut line = serde_json::Value::from(args.to_vec()).to_string();
+    line.push('\n');
+    line
+}
+
+/// The command line in a standby's wake-up line; `None` for anything but one JSON array of strings.
+pub fn parse_standby_line(line: &str) -> Option<Vec<String>> {
+    serde_json::from_str(line.trim_end_matches(['\n', '\r'])).ok()
+}
 
 /// The lock, held until dropped (or the process ends).
 #[derive(Debug)]
@@ -129,6 +147,18 @@ mod sys {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_standby_line_carries_any_command_line_and_nothing_else_wakes_one() {
+        let args: Vec<String> = vec![OPEN_FLAG.into(), "p \"1\"\n".into(), "ü ✓".into()];
+        let line = standby_line(&args);
+        assert!(line.ends_with('\n') && line.matches('\n').count() == 1, "one line: {line:?}");
+        assert_eq!(parse_standby_line(&line), Some(args));
+        assert_eq!(parse_standby_line("[]\n"), Some(vec![]), "Show: no arguments");
+        for bad in ["", "\n", "[1]", "{\"a\":1}", "[\"a\"", "--open-conversation p c"] {
+            assert_eq!(parse_standby_line(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn the_lock_is_exclusive_and_free_again_once_dropped() {

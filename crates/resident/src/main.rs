@@ -115,11 +115,8 @@ mod linux {
                 return ExitCode::FAILURE;
             }
         };
-        let launcher: Arc<dyn Launcher> = Arc::new(WindowLauncher {
-            app: args.app.clone(),
-            data_dir: args.data_dir.clone(),
-            log_dir: args.log_dir.clone(),
-        });
+        let window = Arc::new(WindowLauncher::new(args.app.clone(), args.data_dir.clone(), args.log_dir.clone()));
+        let launcher: Arc<dyn Launcher> = window.clone();
         // the Quick Ask and capture shortcuts, kept for as long as this serves
         let settings = hermes_app::settings::AppSettings::load(&args.data_dir);
         let _quick_ask = hermes_resident::hotkey::start(
@@ -136,6 +133,11 @@ mod linux {
             resident.set_tray(Box::new(tray));
         }
         resident.watch_network();
+        // the next Show's window process, loaded ahead (a blocking spawn: off the runtime's threads)
+        let standby = tokio::task::spawn_blocking(move || window.prepare_standby());
+        if let Err(e) = standby.await {
+            tracing::warn!("cannot prepare a window process on standby: {e}");
+        }
         let stop = async {
             tokio::select! {
                 _ = term.recv() => tracing::info!("SIGTERM: closing the connections"),

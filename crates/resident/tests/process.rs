@@ -97,7 +97,7 @@ fn the_window_process_is_started_detached_on_the_conversation() {
     );
     std::fs::write(&app, script).unwrap();
     std::fs::set_permissions(&app, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let launcher = WindowLauncher { app, data_dir: "/data/dir".into(), log_dir: "/log/dir".into() };
+    let launcher = WindowLauncher::new(app, "/data/dir".into(), "/log/dir".into());
     let target = Target { profile_id: "p-1".into(), conversation_id: "c-2".into() };
     let cmd = launcher.command(Some(&target));
     let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
@@ -115,6 +115,106 @@ fn the_window_process_is_started_detached_on_the_conversation() {
     assert_eq!(fields[0], fields[1], "a process group of its own: {seen}");
     assert_eq!(fields[2], "/dev/null", "no stdin of ours");
     assert_eq!(fields[3..], [&format!("{OPEN_FLAG} p-1 c-2"), "/data/dir", "/log/dir"]);
+}
+
+/// Polls (≤ 20 s) until `path` exists; its text.
+fn read_when_written(path: &Path, what: &str) -> String {
+    let t = Instant::now();
+    while !path.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "never written: {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::fs::read_to_string(path).unwrap().trim_end().to_string()
+}
+
+/// A stand-in for the window process: on `--standby` it writes its pid to `ready` and waits for one line on stdin
+/// (end of file: it writes `eof` to `out`); then, or started directly, writes its pid, its arguments (the line's, or
+/// its own) and its stdin's target to `out`.
+fn standby_script(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let (app, ready, out) = (dir.join("hermes-desktop"), dir.join("ready"), dir.join("out"));
+    let script = format!(
+        "#!/bin/sh
+if [ \"$1\" = --standby ]; then
+  echo $$ > '{r}.tmp' && mv '{r}.tmp' '{r}'
+           if read -r line; then args=\"$line\"; else echo eof > '{o}'; exit 0; fi
+else args=\"$*\"; fi
+         printf '%s|%s\\n' $$ \"$args\" > '{o}.tmp' && mv '{o}.tmp' '{o}'
+",
+        r = ready.display(),
+        o = out.display()
+    );
+    std::fs::write(&app, script).unwrap();
+    std::fs::set_permissions(&app, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (app, ready, out)
+}
+
+/// A window process on standby: started ahead, it is the process a Show wakes, told its command line on stdin as
+/// one JSON line; a second Show (no standby left) starts a new process as before.
+#[test]
+fn a_show_wakes_the_window_process_on_standby_with_its_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ready, out) = standby_script(dir.path());
+    let launcher = WindowLauncher::new(app, "/data/dir".into(), "/log/dir".into());
+    launcher.prepare_standby();
+    launcher.prepare_standby();
+    let standby = read_when_written(&ready, "the standby started");
+    launcher.launch(Some(Target { profile_id: "p-1".into(), conversation_id: "c \"2\"".into() }));
+    let seen = read_when_written(&out, "the standby woken");
+    assert_eq!(seen, format!("{standby}|[\"{OPEN_FLAG}\",\"p-1\",\"c \\\"2\\\"\"]"), "the standby itself ran on");
+    assert_eq!(
+        hermes_app::resident::parse_standby_line(seen.split_once('|').unwrap().1).unwrap(),
+        [OPEN_FLAG, "p-1", "c \"2\""]
+    );
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(&ready).unwrap();
+    launcher.launch(None);
+    let seen = read_when_written(&out, "a new window process");
+    let (pid, args) = seen.split_once('|').unwrap();
+    assert_ne!(pid, standby, "a new process");
+    assert_eq!(args, "", "Show: no arguments");
+    assert!(!ready.exists(), "only one standby was started (the second prepare found it waiting)");
+}
+
+/// A standby whose executable was replaced on disk since it started (an update) is not woken: it is ended and the
+/// new executable started; one that has ended is passed over the same way.
+#[test]
+fn a_standby_of_a_replaced_executable_or_one_that_ended_is_not_used() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ready, out) = standby_script(dir.path());
+    let launcher = WindowLauncher::new(app.clone(), "/data/dir".into(), "/log/dir".into());
+    launcher.prepare_standby();
+    let standby: u32 = read_when_written(&ready, "the standby started").parse().unwrap();
+    // the update: a new file in its place (another inode), as a package manager writes it
+    let script = std::fs::read(&app).unwrap();
+    std::fs::remove_file(&app).unwrap();
+    std::fs::write(&app, script).unwrap();
+    std::fs::set_permissions(&app, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    launcher.launch(None);
+    let seen = read_when_written(&out, "a window process");
+    assert_ne!(seen.split_once('|').unwrap().0, standby.to_string(), "not the old standby: {seen}");
+    assert!(!Path::new(&format!("/proc/{standby}")).exists(), "the old standby ended (and reaped)");
+
+    std::fs::remove_file(&out).unwrap();
+    std::fs::remove_file(&ready).unwrap();
+    launcher.prepare_standby();
+    let standby: u32 = read_when_written(&ready, "a second standby").parse().unwrap();
+    assert!(Command::new("kill").arg("-9").arg(standby.to_string()).status().unwrap().success());
+    std::thread::sleep(Duration::from_millis(200));
+    launcher.launch(None);
+    let seen = read_when_written(&out, "a window process after the standby ended");
+    assert_ne!(seen.split_once('|').unwrap().0, standby.to_string());
+}
+
+/// The standby's end of the pipe: the resident (its parent) gone, it reads end of file and exits by itself.
+#[test]
+fn a_standby_ends_when_its_resident_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ready, out) = standby_script(dir.path());
+    let launcher = WindowLauncher::new(app, "/data/dir".into(), "/log/dir".into());
+    launcher.prepare_standby();
+    read_when_written(&ready, "the standby started");
+    drop(launcher);
+    assert_eq!(read_when_written(&out, "the standby's end"), "eof");
 }
 
 #[test]

@@ -150,7 +150,7 @@ pub fn app_pid(driver: u32) -> u32 {
     let exe = std::fs::canonicalize(BIN).unwrap();
     wd::descendants(driver)
         .into_iter()
-        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe))
+        .find(|p| std::fs::read_link(format!("/proc/{p}/exe")).is_ok_and(|e| e == exe) && !wd::is_standby(*p))
         .expect("the app's process below the WebDriver")
 }
 
@@ -382,7 +382,7 @@ pub fn attach_rebuilt(s: &Session) {
 }
 
 /// Processes whose program is named `name` and whose command line or environment names `data` (the resident gets
-/// `--data-dir`, the window process it starts `HERMES_DATA_DIR`).
+/// `--data-dir`, the window process it starts `HERMES_DATA_DIR`); not a window process on standby ([`standbys`]).
 pub fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
     let data = data.to_string_lossy().to_string();
     let mut out = Vec::new();
@@ -390,7 +390,7 @@ pub fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
         let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
         let prog = cmd.split(|b| *b == 0).next().map(|a| String::from_utf8_lossy(a).to_string()).unwrap_or_default();
-        if prog.rsplit('/').next() != Some(name) {
+        if prog.rsplit('/').next() != Some(name) || wd::is_standby(pid) {
             continue;
         }
         let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
@@ -399,6 +399,22 @@ pub fn processes_named(name: &str, data: &std::path::Path) -> Vec<u32> {
         }
     }
     out
+}
+
+/// The window processes on standby started for the data folder `data` (their environment names it).
+pub fn standbys(data: &std::path::Path) -> Vec<u32> {
+    let want = format!("HERMES_DATA_DIR={}", data.display());
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| wd::is_standby(*p) && alive(*p))
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == want.as_bytes()))
+        })
+        .collect()
 }
 
 /// The app's and the resident's logs (the tail of each file), for a failure's message.

@@ -50,6 +50,13 @@ pub fn bus_names_of(pids: &[u32]) -> Vec<String> {
         .collect()
 }
 
+/// Whether `pid` is a window process on standby, not yet woken (`hermes_desktop::standby`): not the app's running
+/// instance, whatever its executable.
+pub fn is_standby(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .is_ok_and(|c| c.trim_end() == hermes_app::resident::STANDBY_NAME)
+}
+
 /// Wait (≤ 15 s) until no process runs `binary`: the next launch must not meet the previous instance (the
 /// single-instance plugin would hand over to it and exit, and the WebDriver session would hang).
 pub fn wait_gone(binary: &str) {
@@ -59,6 +66,7 @@ pub fn wait_gone(binary: &str) {
             rd.flatten().any(|e| {
                 std::fs::read(e.path().join("cmdline"))
                     .is_ok_and(|c| c.split(|b| *b == 0).next().is_some_and(|a| a == binary.as_bytes()))
+                    && !e.file_name().to_str().and_then(|p| p.parse().ok()).is_some_and(is_standby)
             })
         });
         if !running.unwrap_or(false) {
