@@ -147,6 +147,24 @@ fn e2e_voice_avatar_contract() {
     drop(s);
 }
 
+/// The first `ms` of `text` spoken by espeak-ng (from where its sound starts), with 200 ms of silence either side:
+/// a sound the speech detector takes for speech, too short for an utterance.
+fn short_burst(dir: &Path, text: &str, ms: usize) -> std::path::PathBuf {
+    let spoken = dir.join("burst-source.wav");
+    assert!(Command::new("espeak-ng").arg("-w").arg(&spoken).arg(text).status().unwrap().success());
+    let wav = hermes_voice::wav::to_hermes_wav(&std::fs::read(&spoken).unwrap()).unwrap();
+    let (samples, rate) = hermes_voice::wav::decode_mono(&wav).unwrap();
+    assert_eq!(rate, 16_000);
+    let from = samples.iter().position(|x| x.abs() > 0.01).expect("espeak-ng said something");
+    let sound = &samples[from..(from + ms * 16).min(samples.len())];
+    let mut out = vec![0i16; 3_200];
+    out.extend(sound.iter().map(|x| hermes_voice::wav::f32_to_i16(*x)));
+    out.extend([0i16; 3_200]);
+    let path = dir.join("burst.wav");
+    std::fs::write(&path, hermes_voice::wav::encode_pcm16_mono_16k(&out)).unwrap();
+    path
+}
+
 fn audio_frames(agent: &Agent) -> Vec<(u64, String, Option<f64>)> {
     agent
         .s()
@@ -309,6 +327,26 @@ fn e2e_voice_hands_free() {
     s.exec("document.querySelector('.voice-ctl .hf[aria-label=\"Hands-free\"]').click()", json!([]));
     s.wait("hands-free", 15, "return window.__hermesVoice.phase === 'handsfree'");
     std::thread::sleep(Duration::from_millis(800));
+
+    // speech too short to send (a cough, a click; here the first 100 ms of an "Ah"): heard — the mic button says so —
+    // then dropped, and the "hearing you" state ends with it (the listener's Discarded → `speech_end`); nothing sent
+    let burst = short_burst(tmp.path(), "Ah.", 100);
+    let mut player = Command::new("paplay").arg("--device=vsink").arg(&burst).spawn().unwrap();
+    let seen = s.exec_async(
+        "const done = arguments[0]; const seen = []; const t0 = performance.now();
+         const tick = () => {
+           const h = !!document.querySelector('.voice-ctl .mic.hands.hearing');
+           if (seen[seen.length - 1] !== h) seen.push(h);
+           if (performance.now() - t0 < 3000) setTimeout(tick, 10); else done(seen);
+         };
+         tick();",
+        json!([]),
+    );
+    assert!(player.wait().unwrap().success());
+    assert_eq!(seen, json!([false, true, false]), "the mic button heard the burst, then stopped showing it");
+    assert!(audio_frames(&agent).is_empty(), "a burst too short is not sent");
+    assert_eq!(s.exec("return window.__hermesVoice.phase", json!([])), json!("handsfree"), "still listening");
+
     for round in 1..=2 {
         assert!(Command::new("paplay").args(["--device=vsink"]).arg(&speech).status().unwrap().success());
         let got = agent.wait_log(20, |l| {
