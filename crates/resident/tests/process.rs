@@ -345,11 +345,8 @@ fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
         })
         .unwrap();
     drop(app);
-    let out = data.path().join("launched");
-    let script = data.path().join("hermes-desktop");
-    std::fs::write(&script, format!("#!/bin/sh\necho \"$*\" > '{0}.tmp' && mv '{0}.tmp' '{0}'\n", out.display()))
-        .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // (the window process the click starts: the resident's standby woken, or a new one if it was not ready yet)
+    let (script, _, out) = standby_script(data.path());
     let mut child = resident(data.path(), &data.path().join("logs"), &script)
         .env("DBUS_SESSION_BUS_ADDRESS", &bus.address)
         .stdout(Stdio::null())
@@ -384,12 +381,11 @@ fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
 
     let click = |id: &str| bus.call(&name, "/MenuBar", "com.canonical.dbusmenu.Event", &[id, "clicked", "<0>", "0"]);
     click(&item_id(&layout, "Lab agent: "));
-    let t = Instant::now();
-    while !out.exists() {
-        assert!(t.elapsed() < Duration::from_secs(20), "the conversation's entry started no window process");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    assert_eq!(std::fs::read_to_string(&out).unwrap().trim(), format!("{OPEN_FLAG} {} {}", p.id, conv.id));
+    let seen = read_when_written(&out, "the conversation's entry started no window process");
+    let args = seen.split_once('|').unwrap().1;
+    let args =
+        hermes_app::resident::parse_standby_line(args).unwrap_or_else(|| args.split(' ').map(str::to_owned).collect());
+    assert_eq!(args, [OPEN_FLAG, &p.id, &conv.id]);
     click(&item_id(&layout, "Mute notifications"));
     let layout = layout_when(&|l| l.contains("'Notifications muted — unmute'"));
     click(&item_id(&layout, "Quit"));
