@@ -7,10 +7,10 @@
 //!
 //! The standby does nothing of its own start before it is woken — no GTK, no store, no lock, no connection, no thread
 //! of its own (a JavaScriptCore library constructor's thread ends by itself within seconds): it carries the name
-//! [`STANDBY_NAME`], gives back the file pages its loading touched, and blocks reading stdin. The resident writes its real command line there
-//! ([`hermes_app::resident::standby_line`]); the process takes its own name back and starts as if it had just been
-//! started with that command line. End of file (the resident ended: quit, killed, or a window process took over) ends
-//! it, as does a line that is not a command line.
+//! [`STANDBY_NAME`], gives back the file pages its loading touched, and blocks reading stdin. The resident writes its
+//! real command line there ([`hermes_app::resident::standby_line`]); the process takes its own name back and starts as
+//! if it had just been started with that command line. End of file (the resident ended: quit, killed, or a window
+//! process took over) ends it, as does a line that is not a command line.
 
 use std::io::BufRead as _;
 
@@ -59,18 +59,24 @@ fn set_name(name: &str) {
 /// pages only.
 fn give_back_file_pages() {
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return };
-    for line in maps.lines() {
-        // "start-end perms offset dev inode path": a file's mapping has a path starting with '/'
-        let mut fields = line.split_whitespace();
-        let (Some(range), Some(path)) = (fields.next(), fields.nth(4)) else { continue };
-        let Some((start, end)) = range.split_once('-') else { continue };
-        let (Ok(start), Ok(end)) = (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16)) else {
-            continue;
-        };
-        if path.starts_with('/') && end > start {
-            page_out(start, end - start);
-        }
+    for (start, len) in file_mappings(&maps) {
+        page_out(start, len);
     }
+}
+
+/// The file mappings (start, length) in a `/proc/PID/maps` text: lines "start-end perms offset dev inode path" whose
+/// path is a file's (starts with '/'); not anonymous memory, the heap, the stack or the kernel's `[vdso]`.
+pub fn file_mappings(maps: &str) -> Vec<(usize, usize)> {
+    maps.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let (range, path) = (fields.next()?, fields.nth(4)?);
+            let (start, end) = range.split_once('-')?;
+            let (start, end) = (usize::from_str_radix(start, 16).ok()?, usize::from_str_radix(end, 16).ok()?);
+            let len = end.checked_sub(start).filter(|n| *n > 0)?;
+            path.starts_with('/').then_some((start, len))
+        })
+        .collect()
 }
 
 #[allow(unsafe_code)] // `madvise` (see SAFETY below)
@@ -80,4 +86,27 @@ fn page_out(start: usize, len: usize) {
     // or anonymous ones go to swap or stay. (An error — an old kernel without the advice — leaves the pages where
     // they are.)
     let _ = unsafe { rustix::mm::madvise(start as *mut std::ffi::c_void, len, rustix::mm::Advice::LinuxPageOut) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_mappings_are_given_back() {
+        let maps = "\
+5581a0000000-5581a0200000 r--p 00000000 08:01 1234   /opt/Hermes/hermes-desktop
+7f10a0000000-7f10a0021000 rw-p 00000000 00:00 0
+7f10b0000000-7f10b0001000 r-xp 00010000 08:01 99     /usr/lib/x86_64-linux-gnu/lib with space.so (deleted)
+5581a1000000-5581a1100000 rw-p 00000000 00:00 0      [heap]
+7ffd10000000-7ffd10021000 rw-p 00000000 00:00 0      [stack]
+7ffd10100000-7ffd10102000 r-xp 00000000 00:00 0      [vdso]
+not a mapping line
+7f10c0000000-7f10b0000000 r--p 00000000 08:01 5      /backwards
+";
+        assert_eq!(file_mappings(maps), [(0x5581a0000000, 0x200000), (0x7f10b0000000, 0x1000)]);
+        // this process's own: the test binary is a file mapping
+        let own = std::fs::read_to_string("/proc/self/maps").unwrap();
+        assert!(!file_mappings(&own).is_empty());
+    }
 }

@@ -96,6 +96,7 @@ impl WindowLauncher {
         let _ = standby.child.wait();
         None
     }
+
     /// The command that starts the window process (on `target`).
     pub fn command(&self, target: Option<&Target>) -> Command {
         let mut cmd = Command::new(&self.app);
