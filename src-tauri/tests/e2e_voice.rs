@@ -241,9 +241,10 @@ fn e2e_voice_capture() {
     std::thread::sleep(Duration::from_secs(1));
     let player = s.exec("return !!document.querySelector('.row.out .voice button.play')", json!([]));
     assert_eq!(player, json!(true), "the sent voice note lost its player");
-    // It reads as a voice message with its real length (the frame's, to the second), not `voice-<stamp>.wav`, and
-    // shows its waveform: the loud middle of the clip (speech) has taller bars than its quiet start.
-    let label = format!("Voice message · 0:{:02}", dur.floor() as u64);
+    // It reads as a voice message with its real length (the frame's, to the nearest second and at least one), not
+    // `voice-<stamp>.wav`, and shows its waveform: the loud middle of the clip (speech) has taller bars than its
+    // quiet start.
+    let label = format!("Voice message · 0:{:02}", (dur.round() as u64).max(1));
     s.wait(
         "the voice note's name and length",
         10,
@@ -565,6 +566,13 @@ fn e2e_voice_mic_never_deaf() {
     assert!(pill(&s).contains("listens again as soon as it is back"), "{}", pill(&s));
     assert_eq!(s.exec("return window.__hermesVoice.phase", json!([])), json!("handsfree"));
     assert_eq!(s.exec("return window.__hermesVoice.shown", json!([])), json!("error"), "the avatar shows it");
+    // …and its pane's state chip says so on one line ("Something's wrong" had wrapped onto two in the 300 px pane)
+    let chip = s.exec(
+        "const c = document.querySelector('.pane header .chip');          return [c.textContent, c.offsetHeight, parseFloat(getComputedStyle(c).fontSize)]",
+        json!([]),
+    );
+    let (text, height, font) = (chip[0].as_str().unwrap_or(""), chip[1].as_f64().unwrap(), chip[2].as_f64().unwrap());
+    assert!(!text.is_empty() && height < 2.0 * font + 4.0, "the chip {text:?} is {height} px high at {font} px");
     wd::tray::tray_menu_when(pid, 10, "the tray says so", |m| m.contains("Microphone disconnected"));
     s.screenshot(&wd::screens().join("voice-09-mic-unplugged.png"));
     std::thread::sleep(Duration::from_secs(2));

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { screen, waitFor } from '@testing-library/svelte';
 import { chatLog, ready, renderApp } from './helpers';
-import { formatDateTime, formatDay, formatTime, untilMidnight } from '../lib/util/format';
+import { formatClipLength, formatDateTime, formatDay, formatDuration, formatTime, untilMidnight } from '../lib/util/format';
 import { setLocale, tn, type Locale } from '../lib/i18n/index.svelte';
 import { dayLabel, pluralCategory, timeLabel } from '../lib/i18n/dates';
 import { localParts } from '../lib/util/localtime';
@@ -127,5 +127,22 @@ describe('day separators in the chat', () => {
     await waitFor(() => expect(day()).toBe('Today'));
     vi.setSystemTime(new Date(2026, 2, 2, 0, 0, 1));
     await waitFor(() => expect(day()).toBe('Yesterday'), { timeout: 5000 });
+  });
+});
+
+describe('lengths and countdowns', () => {
+  it('a recording shows its length to the nearest second, never 0:00 when it has sound', () => {
+    expect(formatClipLength(0.44)).toBe('0:01');
+    expect(formatClipLength(2.96)).toBe('0:03');
+    expect(formatClipLength(3.4)).toBe('0:03');
+    expect(formatClipLength(59.6)).toBe('1:00');
+    expect(formatClipLength(3725)).toBe('1:02:05');
+    for (const nothing of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) expect(formatClipLength(nothing)).toBe('0:00');
+  });
+
+  it('a position or a countdown counts whole seconds down', () => {
+    expect(formatDuration(2.96)).toBe('0:02');
+    expect(formatDuration(61.5)).toBe('1:01');
+    expect(formatDuration(-3)).toBe('0:00');
   });
 });

@@ -42,7 +42,8 @@ describe('media rendering per kind', () => {
     });
     await ready(ipc);
     ipc.emit({ event: 'media', id: 'v2', kind: 'voice', mime: 'audio/wav', filename: 'tone.wav', path: '/dl/tone.wav', size: 32044 });
-    expect(await screen.findByText('1:01')).toBeInTheDocument();
+    // (61.5 s: a whole length is rounded, formatClipLength)
+    expect(await screen.findByText('1:02')).toBeInTheDocument();
     expect(ipc.calls.find((c) => c.cmd === 'file_info')?.args).toEqual({ token: '/dl/tone.wav' });
   });
 
@@ -66,6 +67,25 @@ describe('media rendering per kind', () => {
     expect((bars[40] as HTMLElement).style.height).toBe(`${(200 / 255) * 100}%`);
     // nothing played yet: no bar marked played
     expect(document.querySelectorAll('.voice .bars span.played')).toHaveLength(0);
+  });
+
+  it('a short voice note is never "0:00", and one the agent heard as 3.0 s reads 0:03', async () => {
+    const lengths: Record<string, number> = {
+      '/data/media/voice-1796174446001.wav': 440,
+      '/data/media/voice-1796174446002.wav': 2_960,
+    };
+    const ipc = await renderApp({
+      handlers: {
+        file_info: (a) => ({ path: a.token, name: 'v.wav', size: 14_000, mime: 'audio/wav', durationMs: lengths[a.token as string] }),
+      },
+    });
+    await ready(ipc);
+    for (const [i, path] of Object.keys(lengths).entries()) {
+      ipc.emit({ event: 'media', id: `s${i}`, kind: 'audio', mime: 'audio/wav', filename: path.split('/').pop()!, path, size: 14_000 });
+    }
+    expect(await chatLog().findByText('Voice message · 0:01')).toBeInTheDocument();
+    expect(await chatLog().findByText('Voice message · 0:03')).toBeInTheDocument();
+    expect(chatLog().queryByText(/0:00/)).toBeNull();
   });
 
   it('an audio file the user attached keeps its name; the agent\'s voice kind is a voice message', async () => {

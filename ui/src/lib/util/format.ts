@@ -59,6 +59,15 @@ export function formatDuration(seconds: number): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
 }
 
+/**
+ * A recording's whole length, as a player shows it: to the nearest second (a 2.96 s voice note is "0:03", as long as
+ * the agent says it heard), and never "0:00" for one that has any sound — a half-second note is "0:01".
+ */
+export function formatClipLength(seconds: number): string {
+  if (!Number.isFinite(seconds) || seconds <= 0) return formatDuration(0);
+  return formatDuration(Math.max(1, Math.round(seconds)));
+}
+
 /** Base name of a path, for display only. */
 export function baseName(path: string): string {
   const parts = path.split(/[\\/]/);
