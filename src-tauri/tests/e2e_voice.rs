@@ -568,7 +568,8 @@ fn e2e_voice_mic_never_deaf() {
     assert_eq!(s.exec("return window.__hermesVoice.shown", json!([])), json!("error"), "the avatar shows it");
     // …and its pane's state chip says so on one line ("Something's wrong" had wrapped onto two in the 300 px pane)
     let chip = s.exec(
-        "const c = document.querySelector('.pane header .chip');          return [c.textContent, c.offsetHeight, parseFloat(getComputedStyle(c).fontSize)]",
+        "const c = document.querySelector('.pane header .chip'); \
+         return [c.textContent, c.offsetHeight, parseFloat(getComputedStyle(c).fontSize)]",
         json!([]),
     );
     let (text, height, font) = (chip[0].as_str().unwrap_or(""), chip[1].as_f64().unwrap(), chip[2].as_f64().unwrap());
