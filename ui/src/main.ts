@@ -6,6 +6,8 @@ import { markOnce } from './lib/util/frame';
 import { platformName, uiFontState } from './lib/util/format';
 import { setUtcOffsets } from './lib/util/localtime';
 import { watchCaretRest } from './lib/util/caret';
+import { loadLocale } from './lib/i18n/index.svelte';
+import { loadPrefs } from './lib/state/app.svelte';
 
 // the bundle runs (the bench's timelines: after the web process started and the scripts loaded)
 markOnce('hermes:script');
@@ -38,7 +40,9 @@ const view =
   (window as { __HERMES_VIEW__?: string }).__HERMES_VIEW__ ??
   (!inTauri() ? new URLSearchParams(location.search).get('view') : null);
 
-const backend = await createBackend();
+// The saved language's catalogue comes before the first render (the others are not in the page's script:
+// lib/i18n), fetched while the backend starts.
+const [backend] = await Promise.all([createBackend(), loadLocale(loadPrefs().locale).catch(() => null)]);
 const target = document.getElementById('app')!;
 const app =
   view === 'quick'

@@ -13,7 +13,8 @@
 // - AGENT_ERROR_CODES: what the agent sends (adapter spec §10, A-22; chat-v3 G-7).
 // - DISCONNECT_CODES: `disconnected{code}` (`DisconnectCode` in crates/protocol/src/event.rs).
 import type { ErrorCode } from '../bindings';
-import { catalogs, t, type MessageKey } from './i18n/index.svelte';
+import { t, type MessageKey } from './i18n/index.svelte';
+import en from './i18n/en';
 
 /** The sentence of each code a failed call can carry: its own wording where the same word means something else
  *  coming from the agent (`error.app.internal`), else the event's (`error.code.…`). */
@@ -172,7 +173,7 @@ export const ERROR_CODES: readonly string[] = [
 ];
 
 function has(key: string): key is MessageKey {
-  return key in catalogs.en;
+  return key in en;
 }
 
 /** The sentence for an error attached to a message or shown as a notice (`error`/`rejected` events), or `null` for a

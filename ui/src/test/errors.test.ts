@@ -16,7 +16,10 @@ import {
   eventErrorText,
   hostPort,
 } from '../lib/errors';
-import { catalogs, setLocale, type Locale } from '../lib/i18n/index.svelte';
+import { setLocale, type Locale } from '../lib/i18n/index.svelte';
+import en from '../lib/i18n/en';
+import ru from '../lib/i18n/ru';
+import zh from '../lib/i18n/zh';
 import { errorMessage } from '../lib/backend/backend';
 import { PROFILE, composer, ready, renderApp, setupIpc } from './helpers';
 import { fireEvent, render } from '@testing-library/svelte';
@@ -24,6 +27,7 @@ import App from '../App.svelte';
 import { TauriBackend } from '../lib/backend/tauri';
 import { AppState } from '../lib/state/app.svelte';
 
+const catalogs = { en, ru, zh };
 const LOCALES: Locale[] = ['en', 'ru', 'zh'];
 const SQL = 'could not queue the message: constraint violated: UNIQUE constraint failed: outbox.id';
 const OS = 'network error: Connection refused (os error 111)';

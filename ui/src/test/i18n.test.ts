@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { catalogs } from '../lib/i18n/index.svelte';
+import en from '../lib/i18n/en';
+import ru from '../lib/i18n/ru';
+import zh from '../lib/i18n/zh';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+
+const catalogs = { en, ru, zh };
 
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 

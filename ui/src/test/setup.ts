@@ -2,6 +2,11 @@ import '@testing-library/jest-dom/vitest';
 import { afterEach, vi } from 'vitest';
 import { cleanup, configure } from '@testing-library/svelte';
 import { clearMocks } from '@tauri-apps/api/mocks';
+import { loadLocale } from '../lib/i18n/index.svelte';
+
+// Every catalogue loaded, as main.ts loads the saved one before the first render: a test switches language at once
+// (test/i18n-load.test.ts covers a catalogue that is still on its way).
+await Promise.all([loadLocale('ru'), loadLocale('zh')]);
 
 // findBy*/waitFor: 1 s (the default) is too short on a loaded 2-core CI machine; a real failure still fails.
 configure({ asyncUtilTimeout: 5000 });

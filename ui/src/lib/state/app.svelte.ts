@@ -26,7 +26,7 @@ export const DEFAULT_PREFS: Prefs = {
   avatarPaneOpen: true,
 };
 
-function loadPrefs(): Prefs {
+export function loadPrefs(): Prefs {
   try {
     const raw = localStorage.getItem(PREFS_KEY);
     if (raw) return { ...DEFAULT_PREFS, ...(JSON.parse(raw) as Partial<Prefs>) };
