@@ -66,7 +66,7 @@ fn give_back_file_pages() {
 
 /// The file mappings (start, length) in a `/proc/PID/maps` text: lines "start-end perms offset dev inode path" whose
 /// path is a file's (starts with '/'); not anonymous memory, the heap, the stack or the kernel's `[vdso]`.
-pub fn file_mappings(maps: &str) -> Vec<(usize, usize)> {
+fn file_mappings(maps: &str) -> Vec<(usize, usize)> {
     maps.lines()
         .filter_map(|line| {
             let mut fields = line.split_whitespace();

@@ -88,6 +88,26 @@ describe('media rendering per kind', () => {
     expect(chatLog().queryByText(/0:00/)).toBeNull();
   });
 
+  it('played to its end, a voice note reads its length again (0:03), not the floored position (0:02)', async () => {
+    const ipc = await renderApp({
+      handlers: { file_info: (a) => ({ path: a.token, name: 'v.wav', size: 94_764, mime: 'audio/wav', durationMs: 2_960 }) },
+    });
+    await ready(ipc);
+    ipc.emit({ event: 'media', id: 'e1', kind: 'audio', mime: 'audio/wav', filename: 'voice-1796174446003.wav', path: '/data/media/voice-1796174446003.wav', size: 94_764 });
+    expect(await chatLog().findByText('Voice message · 0:03')).toBeInTheDocument();
+    const audio = document.querySelector('.voice audio') as HTMLAudioElement;
+    const time = () => document.querySelector('.voice .time')?.textContent;
+    expect(time()).toBe('0:03');
+    // paused halfway (a seek): the position
+    audio.currentTime = 1.5;
+    audio.dispatchEvent(new Event('timeupdate'));
+    await waitFor(() => expect(time()).toBe('0:01'));
+    // at its end (the media element stops there, paused)
+    audio.currentTime = 2.96;
+    audio.dispatchEvent(new Event('timeupdate'));
+    await waitFor(() => expect(time()).toBe('0:03'));
+  });
+
   it('an audio file the user attached keeps its name; the agent\'s voice kind is a voice message', async () => {
     const ipc = await renderApp({
       handlers: { file_info: (a) => ({ path: a.token, name: 'x', size: 1, mime: 'audio/wav', durationMs: 65_000 }) },
