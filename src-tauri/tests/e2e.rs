@@ -678,6 +678,16 @@ fn e2e_screens_themes_and_languages() {
         close_settings();
         s.screenshot(&shots.join(shot));
     }
+    // The saved language comes back with a new page: its catalogue, a chunk of its own (not in the page's script),
+    // loads as the page starts.
+    s.exec("location.reload()", json!([]));
+    s.wait("reloaded", 20, "return !!document.getElementById('composer-input')");
+    let first = s.exec(
+        "return [document.documentElement.lang, document.getElementById('composer-input').placeholder]",
+        json!([]),
+    );
+    assert_eq!(first[0], json!("ru"), "{first}");
+    assert!(first[1].as_str().is_some_and(|p| p.starts_with("Сообщение")), "the composer after a reload: {first}");
     open_settings("appearance");
     s.exec(
         "const sel = document.querySelector('.dialog select'); sel.value = 'en'; sel.dispatchEvent(new Event('change', {bubbles: true}));
