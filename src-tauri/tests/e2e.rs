@@ -680,8 +680,9 @@ fn e2e_screens_themes_and_languages() {
     }
     // The saved language comes back with a new page: its catalogue, a chunk of its own (not in the page's script),
     // loads as the page starts.
-    s.exec("location.reload()", json!([]));
-    s.wait("reloaded", 20, "return !!document.getElementById('composer-input')");
+    // (the old page marked: until the reload has replaced it, its composer is still there)
+    s.exec("window.__beforeReload = true; location.reload()", json!([]));
+    s.wait("reloaded", 20, "return !window.__beforeReload && !!document.getElementById('composer-input')");
     let first = s.exec(
         "return [document.documentElement.lang, document.getElementById('composer-input').placeholder]",
         json!([]),
