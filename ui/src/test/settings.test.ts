@@ -80,6 +80,25 @@ describe('settings', () => {
     }
   });
 
+  it('opens with the focus on the selected tab, or on a new agent\'s name', async () => {
+    await renderApp();
+    await fireEvent.keyDown(window, { key: ',', ctrlKey: true });
+    await screen.findByRole('dialog', { name: 'Settings' });
+    // the Agents tab, not the first one (General) in the page's order
+    expect(document.activeElement).toBe(screen.getByRole('tab', { name: 'Agents' }));
+    await fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    const add = screen.getByRole('button', { name: 'Add agent' });
+    add.focus(); // (a click focuses a button in a browser, not in jsdom)
+    await fireEvent.click(add);
+    await screen.findByRole('dialog', { name: 'Settings' });
+    expect(document.activeElement).toBe(screen.getByRole('textbox', { name: 'Name' }));
+    // closed, the focus goes back to what opened it
+    await fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(document.activeElement).toBe(add);
+  });
+
   it('theme and language apply at once; Esc closes', async () => {
     const ipc = await renderApp();
     ipc.app.openSettings('appearance');
