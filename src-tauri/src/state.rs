@@ -137,7 +137,7 @@ fn probe_keychain() -> KeychainInfo {
     }
     match hermes_client::keychain::get("hermes-desktop-probe") {
         Ok(_) => KeychainInfo { available: true, detail: None },
-        Err(e) => KeychainInfo { available: false, detail: Some(e.to_string()) },
+        Err(e) => KeychainInfo { available: false, detail: Some(e.reason().to_string()) },
     }
 }
 

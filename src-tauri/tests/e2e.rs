@@ -499,6 +499,11 @@ fn e2e_no_keychain_session_only_token() {
     s.wait("no-keychain note", 10, "return !!document.querySelector('.note.warn')");
     let note = s.exec("return document.querySelector('.note.warn').innerText", json!([]));
     assert!(note.as_str().unwrap_or("").contains("No system keychain"), "clear message: {note}");
+    assert!(note.as_str().unwrap_or("").contains("restart Hermes"), "what to do about it: {note}");
+    assert!(
+        !note.as_str().unwrap_or("").to_lowercase().contains("no system keychain is available here"),
+        "the OS store's reason, not the sentence again: {note}"
+    );
     assert_eq!(
         s.exec("return document.querySelector('.note.warn input[type=checkbox]').checked", json!([])),
         json!(true),

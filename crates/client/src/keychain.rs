@@ -17,6 +17,13 @@ pub enum KeychainError {
 }
 
 impl KeychainError {
+    /// What the OS store said, without this error's own sentence (for a note that already says it).
+    pub fn reason(&self) -> &str {
+        match self {
+            KeychainError::Unavailable(r) | KeychainError::Locked(r) | KeychainError::Other(r) => r,
+        }
+    }
+
     pub fn code(&self) -> &'static str {
         match self {
             KeychainError::Unavailable(_) => "keychain_unavailable",

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { fireEvent, screen, waitFor } from '@testing-library/svelte';
 import { renderApp, PROFILE } from './helpers';
 import type { Profile } from '../lib/backend/types';
@@ -40,10 +40,14 @@ describe('settings', () => {
   });
 
   it('without a keychain it says so and stores for this session only', async () => {
+    const ua = vi.spyOn(navigator, 'userAgent', 'get').mockReturnValue('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/605.1.15');
+    onTestFinished(() => ua.mockRestore());
     const ipc = await renderApp({ info: { keychain: { available: false, detail: 'Secret Service not running' } } });
     ipc.app.openSettings('profiles', 'p1');
     expect(await screen.findByText('No system keychain is available, so the token cannot be saved permanently.')).toBeInTheDocument();
     expect(screen.getByText('Secret Service not running')).toBeInTheDocument();
+    // and what to do about it (on Linux: the Secret Service)
+    expect(screen.getByText(/Start or unlock it, then restart Hermes/)).toBeInTheDocument();
     expect(screen.getByLabelText('Remember for this session only')).toBeChecked();
     await fireEvent.input(screen.getByLabelText('App token'), { target: { value: 'tok' } });
     await fireEvent.click(screen.getByRole('button', { name: 'Save' }));

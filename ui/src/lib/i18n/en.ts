@@ -497,6 +497,7 @@ const en = {
   'profile.tokenNotSet': 'Not set',
   'profile.tokenRemove': 'Remove token',
   'profile.keychainMissing': 'No system keychain is available, so the token cannot be saved permanently.',
+  'profile.keychainHint': 'Hermes keeps tokens in the Secret Service (GNOME Keyring or KWallet). Start or unlock it, then restart Hermes to store the token for good.',
   'profile.sessionOnly': 'Remember for this session only',
   'profile.deviceId': 'Device ID',
   'profile.deviceIdHelp': 'The agent’s owner approves this ID. It never changes for this agent.',

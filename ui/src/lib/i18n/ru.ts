@@ -498,6 +498,7 @@ const ru: Catalog = {
   'profile.tokenNotSet': 'Не задан',
   'profile.tokenRemove': 'Удалить токен',
   'profile.keychainMissing': 'Системная связка ключей недоступна, поэтому токен нельзя сохранить надолго.',
+  'profile.keychainHint': 'Hermes хранит токены в Secret Service (GNOME Keyring или KWallet). Запустите или разблокируйте его и перезапустите Hermes, чтобы токен сохранился надолго.',
   'profile.sessionOnly': 'Запомнить только на этот сеанс',
   'profile.deviceId': 'ID устройства',
   'profile.deviceIdHelp': 'Владелец агента подтверждает этот ID. Для этого агента он не меняется.',

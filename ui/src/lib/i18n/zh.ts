@@ -498,6 +498,7 @@ const zh: Catalog = {
   'profile.tokenNotSet': '未设置',
   'profile.tokenRemove': '移除令牌',
   'profile.keychainMissing': '没有可用的系统钥匙串，因此无法永久保存令牌。',
+  'profile.keychainHint': 'Hermes 将令牌保存在 Secret Service（GNOME 密钥环或 KWallet）中。请启动或解锁它，然后重启 Hermes，即可永久保存令牌。',
   'profile.sessionOnly': '仅在本次会话中记住',
   'profile.deviceId': '设备 ID',
   'profile.deviceIdHelp': '智能体的所有者会批准此 ID。对该智能体而言它永不改变。',
