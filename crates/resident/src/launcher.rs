@@ -13,6 +13,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use hermes_app::resident::{CAPTURE_FLAG, OPEN_FLAG, QUICK_FLAG, STANDBY_FLAG, standby_line};
 
@@ -25,7 +26,12 @@ pub struct WindowLauncher {
     pub data_dir: PathBuf,
     pub log_dir: PathBuf,
     standby: Mutex<Option<Standby>>,
+    /// When the tray's menu last had the files read ahead ([`Launcher::menu_opened`]).
+    read_for_menu: Mutex<Option<Instant>>,
 }
+
+/// A menu opened again within this reads nothing more (some tray hosts ask at every hover of the icon).
+const MENU_READ_EVERY: Duration = Duration::from_secs(20);
 
 /// A window process waiting for its command line, and which executable it runs.
 #[derive(Debug)]
@@ -53,7 +59,7 @@ fn file_id(path: &Path) -> Option<FileId> {
 
 impl WindowLauncher {
     pub fn new(app: PathBuf, data_dir: PathBuf, log_dir: PathBuf) -> Self {
-        WindowLauncher { app, data_dir, log_dir, standby: Mutex::new(None) }
+        WindowLauncher { app, data_dir, log_dir, standby: Mutex::new(None), read_for_menu: Mutex::new(None) }
     }
 
     /// Starts a window process on standby, unless one waits already.
@@ -118,14 +124,16 @@ impl WindowLauncher {
 }
 
 impl WindowLauncher {
-    fn start(&self, mut cmd: Command, what: &str) {
-        // the parts of files its last start used, read ahead while it starts (hermes_app::readahead)
+    /// The parts of files the window process's last start used, read ahead on a thread of their own
+    /// (`hermes_app::readahead`); `why` goes to the log.
+    fn read_ahead(&self, why: &'static str) {
         let dir = self.data_dir.clone();
         let reader = std::thread::Builder::new().name("hermes-read-ahead".into()).spawn(move || {
-            let asked = std::time::Instant::now();
+            let asked = Instant::now();
             let done = hermes_app::readahead::read_ahead(&dir);
             let ms = asked.elapsed().as_millis();
             tracing::info!(
+                why,
                 files = done.files,
                 mb = done.bytes / (1 << 20),
                 ms,
@@ -135,6 +143,11 @@ impl WindowLauncher {
         if let Err(e) = reader {
             tracing::debug!("no thread to read the window process's files ahead: {e}");
         }
+    }
+
+    fn start(&self, mut cmd: Command, what: &str) {
+        // (what the menu's opening read is in the page cache by now: those parts cost a lookup)
+        self.read_ahead("start");
         // (the wall clock of the spawn, logged: the desktop bench times a Show from it)
         let epoch_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
         let (started, standby) = match self.wake_standby(&cmd) {
@@ -158,6 +171,19 @@ impl WindowLauncher {
 }
 
 impl Launcher for WindowLauncher {
+    /// The files read ahead while the user is still choosing: the window process's libraries that the page cache
+    /// gave back while it waited come off the disk during the menu's few hundred milliseconds rather than during the
+    /// Show. Reading ahead only fills the page cache (nothing is mapped or kept by this process).
+    fn menu_opened(&self) {
+        let mut last = self.read_for_menu.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| t.elapsed() < MENU_READ_EVERY) {
+            return;
+        }
+        *last = Some(Instant::now());
+        drop(last);
+        self.read_ahead("the tray's menu opened");
+    }
+
     fn launch(&self, target: Option<Target>) {
         let what = if target.is_some() { "a conversation" } else { "show" };
         self.start(self.command(target.as_ref()), what);

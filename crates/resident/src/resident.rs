@@ -41,7 +41,12 @@ pub trait Notifier: Send + Sync {
 
 /// Starts the window process: on nothing in particular (`None`: Show) or on a conversation; or with only the Quick
 /// Ask panel (the global shortcut).
+/// What the tray sends on [`Resident::clicks`] as its menu opens (not an entry's id: those are the dashboard's).
+pub const MENU_OPENED: &str = "menu-opened";
+
 pub trait Launcher: Send + Sync {
+    /// The tray's menu is opening: a Show may follow (its entries are what starts the window process).
+    fn menu_opened(&self) {}
     fn launch(&self, target: Option<Target>);
     /// The window process with the Quick Ask panel alone; `capture`: the panel opens on a region capture.
     fn quick_ask(&self, capture: bool);
@@ -246,6 +251,10 @@ impl Resident {
                 id = clicked.recv() => {
                     // the resident keeps a sender: the channel never closes while it runs
                     let Some(id) = id else { break };
+                    if id == MENU_OPENED {
+                        self.0.launcher.menu_opened();
+                        continue;
+                    }
                     if let Some(action) = dashboard::action(&id) {
                         tracing::info!(?action, "tray");
                         if self.act(action).await == Flow::Quit {

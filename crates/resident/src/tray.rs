@@ -78,6 +78,12 @@ impl ksni::Tray for HermesTray {
             .collect()
     }
 
+    /// The host opens the menu (dbusmenu `AboutToShow` on the root: hosts ask before they draw it): the resident reads
+    /// the window process's files ahead while the user chooses.
+    fn menu_about_to_show(&mut self) {
+        let _ = self.clicks.send(crate::resident::MENU_OPENED.into());
+    }
+
     fn watcher_offline(&self, reason: ksni::OfflineReason) -> bool {
         tracing::info!("the tray host went away ({reason:?}): the item waits for the next one");
         true

@@ -379,6 +379,11 @@ fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
     assert!(layout.contains("'label': <'Lab agent — offline'>"), "{layout}");
     assert!(get("ToolTip").contains("Hermes — 2 unread · 0 of 1 agents connected"), "{}", get("ToolTip"));
 
+    // the host opens the menu (twice: some ask at every hover), then the user picks an entry
+    for _ in 0..2 {
+        let answer = bus.call(&name, "/MenuBar", "com.canonical.dbusmenu.AboutToShow", &["0"]);
+        assert!(answer.starts_with("(true,)") || answer.starts_with("(false,)"), "{answer}");
+    }
     let click = |id: &str| bus.call(&name, "/MenuBar", "com.canonical.dbusmenu.Event", &[id, "clicked", "<0>", "0"]);
     click(&item_id(&layout, "Lab agent: "));
     let seen = read_when_written(&out, "the conversation's entry started no window process");
@@ -398,4 +403,11 @@ fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
         std::thread::sleep(Duration::from_millis(10));
     };
     assert_eq!(status.code(), Some(0));
+    // the menu's opening read the window process's files ahead, once for the two; the start read them again
+    let log = std::fs::read_to_string(data.path().join("logs").join("resident.log")).unwrap();
+    let reads = |why: &str| {
+        log.lines().filter(|l| l.contains("read ahead the window process's files") && l.contains(why)).count()
+    };
+    assert_eq!(reads("the tray's menu opened"), 1, "{log}");
+    assert_eq!(reads("why=\"start\""), 1, "{log}");
 }

@@ -99,6 +99,17 @@ pub fn tray_label(t: &Tray) -> String {
     sni_property(t, "XAyatanaLabel")
 }
 
+/// The tray host opening the menu: dbusmenu's `AboutToShow` on its root (hosts ask it before they draw the menu).
+pub fn tray_menu_opening(t: &Tray) {
+    let ok = Command::new("gdbus")
+        .args(["call", "--session", "--dest", &t.bus, "--object-path", t.menu])
+        .args(["--method", "com.canonical.dbusmenu.AboutToShow", "0"])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "the tray menu's AboutToShow answered");
+}
+
 /// Clicks the tray menu's item labelled `starts` (dbusmenu's `clicked` event, as the tray host sends it).
 pub fn tray_click(t: &Tray, menu: &str, starts: &str) {
     let at = menu.find(&format!("'label': <'{starts}")).unwrap_or_else(|| panic!("{starts:?} in the tray: {menu}"));
