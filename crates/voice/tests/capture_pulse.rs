@@ -316,7 +316,11 @@ fn cpu_of_an_echo_reference_on_a_low_latency_sink(p: &mut Pulse, dir: &Path) {
     let (g0, g1) = active(&got, 300).expect("the played speech recorded from the monitor");
     let (dw, dg) = ((w1 - w0) as f64 / 16_000.0, (g1 - g0) as f64 / 16_000.0);
     eprintln!("    speech: played {dw:.3} s, recorded {dg:.3} s");
-    assert!((dw - dg).abs() < 0.12, "recorded {dg:.3} s of {dw:.3} s");
+    // nothing lost (a recorder that falls behind drops reads: a shorter span); longer is the playback's, not ours —
+    // a 2 ms stream on a loaded machine underruns, and the sink plays silence into the speech (CI once recorded
+    // 8.645 s of 8.524 s)
+    assert!(dg > dw - 0.12, "recorded {dg:.3} s of {dw:.3} s: speech lost");
+    assert!(dg < dw + 1.0, "recorded {dg:.3} s of {dw:.3} s: not the speech played");
     let (ours, theirs) = (100.0 * (c1 - c0) / t1, 100.0 * (s1 - s0) / t1);
     eprintln!(
         "    CPU recording the monitor of a 2 ms playback stream: {ours:.2} % of one core (the server {theirs:.2} %)"
