@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use hermes_app::resident::{CAPTURE_FLAG, OPEN_FLAG, QUICK_FLAG, STANDBY_FLAG, standby_line};
 
-use crate::resident::{Launcher, Target};
+use crate::resident::{Launcher, ShowHint, Target};
 
 /// The window process's executable and the folders it is told.
 #[derive(Debug)]
@@ -26,12 +26,13 @@ pub struct WindowLauncher {
     pub data_dir: PathBuf,
     pub log_dir: PathBuf,
     standby: Mutex<Option<Standby>>,
-    /// When the tray's menu last had the files read ahead ([`Launcher::menu_opened`]).
-    read_for_menu: Mutex<Option<Instant>>,
+    /// When a hint last had the files read ahead ([`Launcher::show_may_follow`]).
+    read_for_hint: Mutex<Option<Instant>>,
 }
 
-/// A menu opened again within this reads nothing more (some tray hosts ask at every hover of the icon).
-const MENU_READ_EVERY: Duration = Duration::from_secs(20);
+/// A hint within this of the last one reads nothing more (some tray hosts ask at every hover of the icon; an agent
+/// may send a burst of notifications).
+const HINT_READ_EVERY: Duration = Duration::from_secs(20);
 
 /// A window process waiting for its command line, and which executable it runs.
 #[derive(Debug)]
@@ -59,7 +60,7 @@ fn file_id(path: &Path) -> Option<FileId> {
 
 impl WindowLauncher {
     pub fn new(app: PathBuf, data_dir: PathBuf, log_dir: PathBuf) -> Self {
-        WindowLauncher { app, data_dir, log_dir, standby: Mutex::new(None), read_for_menu: Mutex::new(None) }
+        WindowLauncher { app, data_dir, log_dir, standby: Mutex::new(None), read_for_hint: Mutex::new(None) }
     }
 
     /// Starts a window process on standby, unless one waits already.
@@ -146,7 +147,7 @@ impl WindowLauncher {
     }
 
     fn start(&self, mut cmd: Command, what: &str) {
-        // (what the menu's opening read is in the page cache by now: those parts cost a lookup)
+        // (what a hint's read-ahead read is in the page cache by now: those parts cost a lookup)
         self.read_ahead("start");
         // (the wall clock of the spawn, logged: the desktop bench times a Show from it)
         let epoch_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
@@ -172,16 +173,17 @@ impl WindowLauncher {
 
 impl Launcher for WindowLauncher {
     /// The files read ahead while the user is still choosing: the window process's libraries that the page cache
-    /// gave back while it waited come off the disk during the menu's few hundred milliseconds rather than during the
-    /// Show. Reading ahead only fills the page cache (nothing is mapped or kept by this process).
-    fn menu_opened(&self) {
-        let mut last = self.read_for_menu.lock().unwrap_or_else(|e| e.into_inner());
-        if last.is_some_and(|t| t.elapsed() < MENU_READ_EVERY) {
+    /// gave back while it waited come off the disk during the menu's few hundred milliseconds (or before a
+    /// notification is clicked) rather than during the Show. Reading ahead only fills the page cache (nothing is
+    /// mapped or kept by this process).
+    fn show_may_follow(&self, why: ShowHint) {
+        let mut last = self.read_for_hint.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| t.elapsed() < HINT_READ_EVERY) {
             return;
         }
         *last = Some(Instant::now());
         drop(last);
-        self.read_ahead("the tray's menu opened");
+        self.read_ahead(why.as_str());
     }
 
     fn launch(&self, target: Option<Target>) {

@@ -24,4 +24,4 @@ pub mod resident;
 pub mod tray;
 
 pub use launcher::WindowLauncher;
-pub use resident::{Flow, Launcher, Note, Notifier, Parts, Resident, Target, TokenSource, TrayView};
+pub use resident::{Flow, Launcher, Note, Notifier, Parts, Resident, ShowHint, Target, TokenSource, TrayView};

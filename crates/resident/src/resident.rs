@@ -39,14 +39,33 @@ pub trait Notifier: Send + Sync {
     fn notify(&self, note: Note);
 }
 
-/// Starts the window process: on nothing in particular (`None`: Show) or on a conversation; or with only the Quick
-/// Ask panel (the global shortcut).
 /// What the tray sends on [`Resident::clicks`] as its menu opens (not an entry's id: those are the dashboard's).
 pub const MENU_OPENED: &str = "menu-opened";
 
+/// Why a window process may be wanted soon ([`Launcher::show_may_follow`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShowHint {
+    /// The tray's menu is opening: its entries are what start the window process.
+    MenuOpened,
+    /// A notification is raised: its click starts the window process on its conversation.
+    Notified,
+}
+
+impl ShowHint {
+    /// For the log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShowHint::MenuOpened => "the tray's menu opened",
+            ShowHint::Notified => "a notification is shown",
+        }
+    }
+}
+
+/// Starts the window process: on nothing in particular (`None`: Show) or on a conversation; or with only the Quick
+/// Ask panel (the global shortcut).
 pub trait Launcher: Send + Sync {
-    /// The tray's menu is opening: a Show may follow (its entries are what starts the window process).
-    fn menu_opened(&self) {}
+    /// A start of the window process may follow: the tray's menu is opening, or a notification was raised.
+    fn show_may_follow(&self, _why: ShowHint) {}
     fn launch(&self, target: Option<Target>);
     /// The window process with the Quick Ask panel alone; `capture`: the panel opens on a region capture.
     fn quick_ask(&self, capture: bool);
@@ -252,7 +271,7 @@ impl Resident {
                     // the resident keeps a sender: the channel never closes while it runs
                     let Some(id) = id else { break };
                     if id == MENU_OPENED {
-                        self.0.launcher.menu_opened();
+                        self.0.launcher.show_may_follow(ShowHint::MenuOpened);
                         continue;
                     }
                     if let Some(action) = dashboard::action(&id) {
@@ -312,6 +331,8 @@ impl Inner {
         let target = hub::conversation_of(&self.app, profile_id, session)
             .map(|conversation_id| Target { profile_id: profile_id.to_string(), conversation_id });
         let body = dashboard::body_line(dashboard::generic_text(kind, &settings.locale));
+        // (the hint first: the read-ahead runs on a thread of its own while the notification is raised)
+        self.launcher.show_may_follow(ShowHint::Notified);
         self.notifier.notify(Note { title: dashboard::notification_title(&name), body, target });
     }
 }

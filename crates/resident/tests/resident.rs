@@ -11,7 +11,7 @@ use hermes_app::dashboard::{Dashboard, TrayItem};
 use hermes_app::hub::AgentState;
 use hermes_app::settings::AppSettings;
 use hermes_client::Secret;
-use hermes_resident::{Launcher, Note, Notifier, Parts, Resident, Target, TrayView};
+use hermes_resident::{Launcher, Note, Notifier, Parts, Resident, ShowHint, Target, TrayView};
 use hermes_store::{NewProfile, Profile};
 use tokio::sync::mpsc;
 
@@ -25,9 +25,13 @@ impl Notifier for Notes {
     }
 }
 
+/// The window processes started, the hints that one may follow (what the real launcher reads ahead on).
 #[derive(Default)]
-struct Windows(Mutex<Vec<Option<Target>>>, Option<mpsc::UnboundedSender<()>>);
+struct Windows(Mutex<Vec<Option<Target>>>, Option<mpsc::UnboundedSender<()>>, Mutex<Vec<ShowHint>>);
 impl Launcher for Windows {
+    fn show_may_follow(&self, why: ShowHint) {
+        self.2.lock().unwrap().push(why);
+    }
     fn launch(&self, target: Option<Target>) {
         self.0.lock().unwrap().push(target);
         if let Some(tx) = &self.1 {
@@ -110,7 +114,7 @@ async fn a1_a_scheduled_message_notifies_once_counts_and_opens_its_conversation_
     });
     let (note_tx, mut notes) = mpsc::unbounded_channel();
     let (launch_tx, mut launched) = mpsc::unbounded_channel();
-    let windows = Arc::new(Windows(Mutex::default(), Some(launch_tx)));
+    let windows = Arc::new(Windows(Mutex::default(), Some(launch_tx), Mutex::default()));
     let parts = Parts { app, tokens, notifier: Arc::new(Notes(note_tx)), launcher: windows.clone() };
     let resident = Resident::start(parts).await;
     let (tray_tx, mut tray) = mpsc::unbounded_channel();
@@ -149,6 +153,11 @@ async fn a1_a_scheduled_message_notifies_once_counts_and_opens_its_conversation_
     let convs = resident.app().conversations(&second.id).unwrap();
     assert_eq!((convs[0].unread, convs[0].preview.as_deref()), (1, Some("Stand-up in 5")), "stored and counted");
     assert!(notes.try_recv().is_err(), "one notification");
+    // (the hint before the notification: the launcher reads the window process's files ahead while the user reads it)
+    assert_eq!(windows.2.lock().unwrap().as_slice(), [ShowHint::Notified], "a click on it may follow");
+
+    // the host opens the tray's menu: another hint
+    resident.clicks().send(hermes_resident::resident::MENU_OPENED.into()).unwrap();
 
     // the tray's entry for the conversation starts the window process on it
     let open = d
@@ -162,6 +171,8 @@ async fn a1_a_scheduled_message_notifies_once_counts_and_opens_its_conversation_
     resident.clicks().send(open).unwrap();
     tokio::time::timeout(WAIT, launched.recv()).await.expect("a window process").unwrap();
     assert_eq!(windows.0.lock().unwrap().as_slice(), [Some(target)]);
+    // (the loop takes the tray's sends in order: the menu's hint before the click)
+    assert_eq!(windows.2.lock().unwrap().as_slice(), [ShowHint::Notified, ShowHint::MenuOpened]);
 
     // muted from the tray: saved in the settings, the next message counts but raises nothing
     resident.clicks().send("mute".into()).unwrap();
@@ -170,6 +181,7 @@ async fn a1_a_scheduled_message_notifies_once_counts_and_opens_its_conversation_
     server.schedule_to_device(&lab.device_id, Duration::from_millis(50), "while muted");
     tray_until(&mut tray, "two unread", |d| d.total_unread() == 2).await;
     assert!(notes.try_recv().is_err(), "no notification while muted");
+    assert_eq!(windows.2.lock().unwrap().len(), 2, "nor a hint: nothing to click");
     resident.clicks().send("unmute".into()).unwrap();
     tray_until(&mut tray, "unmuted", |d| !d.muted).await;
     assert_eq!(AppSettings::load(dir.path()).mute_until, 0);
