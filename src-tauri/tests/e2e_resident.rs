@@ -537,7 +537,15 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     let read_ahead = resident_log.lines().find(|l| l.contains("read ahead the window process's files")).unwrap_or("");
     assert!(
         read_ahead.contains("files=") && !read_ahead.contains("files=0 "),
-        "the resident read the window process's files ahead as it started it: {read_ahead:?}"
+        "the resident read the window process's files ahead: {read_ahead:?}"
+    );
+    // the files were read ahead already as the first notification was raised, seconds before a click (the second
+    // one's within 20 s of it reads nothing more)
+    let line_of = |what: &str| resident_log.lines().position(|l| l.contains(what));
+    let notified = line_of("why=\"a notification is shown\"");
+    assert!(
+        notified.is_some() && notified < line_of("window process started"),
+        "a notification raised read the window process's files ahead before the start:\n{resident_log}"
     );
     let windows = processes_named("hermes-desktop", setup.data.path());
     assert_eq!(windows, [standby], "one window process: the standby, woken");
