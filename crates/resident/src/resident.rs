@@ -64,7 +64,7 @@ impl ShowHint {
 /// Starts the window process: on nothing in particular (`None`: Show) or on a conversation; or with only the Quick
 /// Ask panel (the global shortcut).
 pub trait Launcher: Send + Sync {
-    /// A start of the window process may follow: the tray's menu is opening, or a notification was raised.
+    /// A start of the window process may follow: the tray's menu is opening, or a notification is raised.
     fn show_may_follow(&self, _why: ShowHint) {}
     fn launch(&self, target: Option<Target>);
     /// The window process with the Quick Ask panel alone; `capture`: the panel opens on a region capture.
