@@ -255,6 +255,11 @@ describe('CPU', () => {
     expect(CSS).toMatch(/\.avatar\.resting \.breath,[^{]*\.avatar\.resting \.wing \{\s*animation-play-state: paused;/);
   });
 
+  it('holds every loop still under the class the app sets on its root while nobody looks (ui: UNWATCHED_CLASS)', () => {
+    // the app never pauses the page's animations through script (that would override the page's own rest)
+    expect(CSS).toMatch(/html\.hermes-unwatched \*,[^{]*\{\s*animation-play-state: paused !important;/);
+  });
+
   it('resting, blinks come less often and the eyes no longer glance around', async () => {
     // the idle timers 100 times faster: a blink every 22–64 ms awake, every 70–140 ms resting; glances every 60–130 ms
     const { root, window } = await load({ url: 'http://localhost/avatar.html?rest=1500&pace=0.01' });

@@ -144,6 +144,62 @@ fn e2e_voice_avatar_contract() {
         Command::new("import").args(["-window", "root"]).arg(wd::screens().join("voice-02-detached-x11.png")).status();
     s.exec("document.querySelector('[data-testid=avatar-detach]').click()", json!([]));
     s.wait("attached", 10, &format!("{FRAME} return !!(root && w.hermesAvatar)"));
+
+    // While nobody looks (the window unfocused) the idle loops hold still, and move again with the focus; at rest
+    // (the avatar's own pause) they stay still through the focus going and coming back: giving them back must not
+    // start loops the avatar itself had paused (they repainted every frame of an idle window: a third of a core in
+    // the bench). The same page with its rest delay set: 10 min first, then 300 ms.
+    let load = |rest_ms: u32| {
+        s.exec(
+            "const f = document.querySelector('#avatar-pane iframe');
+             f.src = 'avatar/avatar.html?theme=' + document.documentElement.dataset.theme + '&rest=' + arguments[0];",
+            json!([rest_ms]),
+        );
+        s.wait(
+            "the page again",
+            10,
+            &format!("{FRAME} return !!(root && w.hermesAvatar && w.location.search.endsWith('rest={rest_ms}'))"),
+        );
+    };
+    let running = || {
+        s.exec(
+            &format!(
+                "{FRAME} return d.getAnimations().filter((a) => a.playState === 'running').map((a) => a.animationName)"
+            ),
+            json!([]),
+        )
+    };
+    let focus = |event: &str| {
+        s.exec("window.dispatchEvent(new FocusEvent(arguments[0]))", json!([event]));
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let breathing = format!(
+        "{FRAME} return d.getAnimations().some((a) => a.playState === 'running' && a.animationName === 'av-breathe')"
+    );
+    load(600_000);
+    s.wait("idle, breathing", 5, &breathing);
+    focus("blur");
+    assert_eq!(running(), json!([]), "unfocused and idle: the loops hold still");
+    focus("focus");
+    s.wait("focused: breathing again", 5, &breathing);
+    load(300);
+    s.wait("the avatar resting", 10, &format!("{FRAME} return root.classList.contains('resting')"));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running(), json!([]), "resting, nothing moves");
+    for (event, what) in
+        [("blur", "unfocused"), ("focus", "focused again"), ("blur", "unfocused again"), ("focus", "back")]
+    {
+        focus(event);
+        assert_eq!(running(), json!([]), "{what}: the resting avatar's loops still hold");
+    }
+    // awake, the loops run, and come to rest again
+    call("setState", json!("thinking"));
+    s.wait("awake, breathing", 5, &breathing);
+    // idle again: it comes to rest after 300 ms (its idle loops would be seen running before, but not reliably in time)
+    call("setState", json!("idle"));
+    s.wait("resting again", 10, &format!("{FRAME} return root.classList.contains('resting')"));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(running(), json!([]), "resting again after the focus came and went, nothing moves");
     drop(s);
 }
 

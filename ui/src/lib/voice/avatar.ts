@@ -48,29 +48,27 @@ export function applyToWindow(win: Window | null | undefined, call: AvatarCall):
   }
 }
 
+/** The class on the bundled avatar page's root under which its own style sheet holds every loop still (avatar.css). */
+export const UNWATCHED_CLASS = 'hermes-unwatched';
+
 /**
- * Pause (or resume) the page's running animations — CSS ones included — through the Web Animations API. The bundled
- * avatar's idle breathing repaints continuously: measured ~42 % of a core in the WebKit web process under Xvfb's
- * software rendering, so it is paused while nobody looks (window unfocused or hidden, avatar idle).
+ * Hold the page's looping animations still (or let them go again) while nobody looks: the bundled avatar's idle
+ * breathing repaints continuously, measured ~42 % of a core in the WebKit web process under Xvfb's software rendering.
+ * Done with a class on the page's root that its style sheet answers, not with the Web Animations API: a CSS animation
+ * once paused or played by a script no longer follows its style, so giving the loops back with `play()` kept an avatar
+ * that had come to rest meanwhile (its own `.resting`, avatar.js) repainting every frame, for as long as the window
+ * lived (a third of a core in the bench). Returns whether anything changed; a page that is gone (or of another origin:
+ * no document) is left alone.
  */
-export function setAnimationsPaused(doc: Document | null | undefined, paused: boolean): number {
-  const get = (doc as (Document & { getAnimations?: () => Animation[] }) | null | undefined)?.getAnimations;
-  if (!doc || typeof get !== 'function') return 0;
-  let n = 0;
+export function setUnwatched(doc: Document | null | undefined, unwatched: boolean): boolean {
   try {
-    for (const a of get.call(doc)) {
-      if (paused && a.playState === 'running') {
-        a.pause();
-        n++;
-      } else if (!paused && a.playState === 'paused') {
-        a.play();
-        n++;
-      }
-    }
+    const root = doc?.documentElement;
+    if (!root || root.classList.contains(UNWATCHED_CLASS) === unwatched) return false;
+    root.classList.toggle(UNWATCHED_CLASS, unwatched);
+    return true;
   } catch {
-    /* a page that is gone or refuses */
+    return false;
   }
-  return n;
 }
 
 export interface AvatarInputs {
