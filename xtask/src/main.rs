@@ -349,7 +349,12 @@ for i in $(seq 1 50); do xdpyinfo -display {display} >/dev/null 2>&1 && break; s
 export DISPLAY={display}
 # (guarded: a bare `export` with no words would print the whole environment into the log)
 KEYRING_ENV=$(echo -n hermes-e2e | gnome-keyring-daemon --unlock --components=secrets)
-[ -n \"$KEYRING_ENV\" ] && export $KEYRING_ENV || echo 'xtask: gnome-keyring printed nothing (no keychain in this session)' >&2
+[ -n \"$KEYRING_ENV\" ] && export $KEYRING_ENV
+# (it prints no environment when its control socket is $XDG_RUNTIME_DIR's default: ask the bus whether it is there)
+SECRETS=
+for i in $(seq 1 20); do dbus-send --session --print-reply --dest=org.freedesktop.DBus /org/freedesktop/DBus \\
+  org.freedesktop.DBus.NameHasOwner string:org.freedesktop.secrets 2>/dev/null | grep -q 'boolean true' && SECRETS=1 && break; sleep 0.1; done
+[ -n \"$SECRETS\" ] || echo 'xtask: no Secret Service on the session bus (no keychain in this session)' >&2
 {inner}"
     );
     let mut c = Command::new("dbus-run-session");
