@@ -177,6 +177,8 @@ fn e2e_voice_avatar_contract() {
         "{FRAME} return d.getAnimations().some((a) => a.playState === 'running' && a.animationName === 'av-breathe')"
     );
     load(600_000);
+    // (the window's real focus is the window manager's: start from a known one)
+    focus("focus");
     s.wait("idle, breathing", 5, &breathing);
     focus("blur");
     assert_eq!(running(), json!([]), "unfocused and idle: the loops hold still");
