@@ -72,7 +72,17 @@ fn package_installed_app_opens_connects_and_has_no_update_endpoint() {
 
     // its window opens, with the embedded UI
     s.wait("composer", 30, "return !!document.getElementById('composer-input')");
-    let windows = x_windows_titled("Hermes");
+    // the window goes on screen once the page says it has rendered, a moment after the composer is in the DOM:
+    // until then GTK has not realized it and X11 has no window to find
+    let t = Instant::now();
+    let windows = loop {
+        let found = x_windows_titled("Hermes");
+        let with_icon = found.iter().any(|w| x_window_icon(w).contains("Icon (128 x 128)"));
+        if with_icon || t.elapsed() > Duration::from_secs(10) {
+            break found;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(!windows.is_empty(), "no X11 window titled Hermes");
     // the generated app icon (icons/128x128.png, the first PNG of bundle.icon) is the window icon
     assert!(
