@@ -22,6 +22,7 @@ pub mod ipc;
 pub mod logging;
 pub mod media;
 pub mod notify;
+pub mod prepared;
 pub mod quick;
 pub mod security;
 pub mod settings;
@@ -164,6 +165,17 @@ pub fn show_main(app: &AppHandle) {
     window::show_main(app);
 }
 
+/// What a second start's command line (or a prepared start's pick) asks of the running app: a conversation, the Quick
+/// Ask panel (on a capture), or the main window.
+pub(crate) fn open_as_asked(app: &AppHandle, o: &Options) {
+    match &o.open {
+        Some((profile, conversation)) => window::open_conversation(app, profile, conversation),
+        None if o.quick && o.capture => quick::capture_soon(app),
+        None if o.quick => quick::toggle_soon(app),
+        None => show_main(app),
+    }
+}
+
 /// Options from the command line.
 #[derive(Debug, Default)]
 pub struct Options {
@@ -177,6 +189,9 @@ pub struct Options {
     pub quick: bool,
     /// With `quick`: the panel opens on a region capture (`--capture`: the resident process's capture shortcut).
     pub capture: bool,
+    /// Build the main window hidden and wait for the user's pick before taking anything of the resident's
+    /// (`--prepared`: a standby woken as the tray's menu opens; prepared.rs).
+    pub prepared: bool,
 }
 
 impl Options {
@@ -190,6 +205,7 @@ impl Options {
                 window::HIDDEN_FLAG => o.hidden = true,
                 quick::QUICK_FLAG => o.quick = true,
                 hermes_app::resident::CAPTURE_FLAG => o.capture = true,
+                hermes_app::resident::PREPARED_FLAG => o.prepared = true,
                 hermes_app::resident::OPEN_FLAG => {
                     if let (Some(p), Some(c)) = (it.next(), it.next()) {
                         o.open = Some((p.clone(), c.clone()));
@@ -284,12 +300,9 @@ pub fn run(opts: Options) {
     tauri::Builder::default()
         .plugin(tauri_plugin_single_instance::init(|app, args, _cwd| {
             let o = Options::from_args(&args);
-            match o.open {
-                Some((profile, conversation)) => window::open_conversation(app, &profile, &conversation),
-                None if o.quick && o.capture => quick::capture_soon(app),
-                None if o.quick => quick::toggle_soon(app),
-                None => show_main(app),
-            }
+            // (a prepared start still waiting for its pick: this start is the pick)
+            prepared::picked(app, &o);
+            open_as_asked(app, &o);
         }))
         .plugin(tauri_plugin_deep_link::init())
         // (not the Quick Ask panel: it opens centred under the pointer, and it is built hidden while the main window
@@ -351,6 +364,7 @@ pub fn run(opts: Options) {
             app.manage(quick::QuickPanel::default());
             app.manage(capture::Capturing::default());
             app.manage(st);
+            app.manage(prepared::Prepared::new(opts.prepared));
             state::reconnect_on_wake(app.handle());
             hub::start(app.handle());
             shortcuts::register_soon(app.handle(), opts.quick);
@@ -373,6 +387,12 @@ pub fn run(opts: Options) {
                 app.manage(main_window);
                 window::started_hidden(app.handle());
                 tracing::info!(since_start_ms = since_start_ms(), "started hidden in the tray");
+            } else if opts.prepared {
+                // the tray's menu is open in the resident: the window built now, off screen, for the pick to come
+                app.manage(main_window);
+                window::build_hidden(app.handle())?;
+                tracing::info!(since_start_ms = since_start_ms(), "main window created, hidden until picked");
+                prepared::wait_for_pick(app.handle());
             } else {
                 app.manage(main_window);
                 window::build(app.handle())?;
@@ -385,7 +405,9 @@ pub fn run(opts: Options) {
 
             // The tray icon (~10 ms of the main thread) comes once the window has started, not while WebKit's
             // processes start and the page loads.
-            tray::install_soon(app.handle());
+            if !opts.prepared {
+                tray::install_soon(app.handle());
+            }
             heap::trim_after_startup();
 
             let handle = app.handle().clone();

@@ -11,10 +11,26 @@
 //! real command line there ([`hermes_app::resident::standby_line`]); the process takes its own name back and starts as
 //! if it had just been started with that command line. End of file (the resident ended: quit, killed, or a window
 //! process took over) ends it, as does a line that is not a command line.
+//!
+//! Woken with [`PREPARED_FLAG`] (the tray's menu opening), it reads one more line on a thread of its own: the command
+//! line of what the user then picked, handed to the start through [`take_go`] (`prepared.rs`), or nothing (end of
+//! file: nothing picked).
 
 use std::io::BufRead as _;
+use std::sync::Mutex;
+use std::sync::mpsc;
 
-use hermes_app::resident::{STANDBY_FLAG, STANDBY_NAME, parse_standby_line};
+use hermes_app::resident::{PREPARED_FLAG, STANDBY_FLAG, STANDBY_NAME, parse_standby_line};
+
+/// What a prepared start was told to do next: the picked command line, or `None` (nothing was picked).
+pub type Go = mpsc::Receiver<Option<Vec<String>>>;
+
+static GO: Mutex<Option<Go>> = Mutex::new(None);
+
+/// The command line a prepared start waits for (once; `None` for a start that was not prepared).
+pub fn take_go() -> Option<Go> {
+    GO.lock().ok()?.take()
+}
 
 /// `args` as they are, unless they are the standby's (`--standby` alone): then waits for the real command line on
 /// stdin and returns it, or ends the process (end of file, or a line that is not a command line).
@@ -35,8 +51,26 @@ pub fn wait_if_standby(args: Vec<String>) -> Vec<String> {
         eprintln!("hermes-desktop: a standby woken with something that is not a command line");
         std::process::exit(2)
     };
-    // nothing of this process reads the resident's pipe again: stdin is /dev/null, as a started window process's is
-    if let Ok(null) = std::fs::File::open("/dev/null") {
+    if args == [PREPARED_FLAG] {
+        // the next line is the user's pick; until then the pipe stays this process's stdin
+        let (tx, rx) = mpsc::channel();
+        if let Ok(mut go) = GO.lock() {
+            *go = Some(rx);
+        }
+        let reader = std::thread::Builder::new().name("hermes-prepared".into()).spawn(move || {
+            let mut line = String::new();
+            let picked = match std::io::stdin().lock().read_line(&mut line) {
+                Ok(n) if n > 0 => parse_standby_line(&line),
+                _ => None,
+            };
+            let _ = tx.send(picked);
+        });
+        if reader.is_err() {
+            eprintln!("hermes-desktop: no thread to wait for the prepared window's Show");
+            std::process::exit(2)
+        }
+    } else if let Ok(null) = std::fs::File::open("/dev/null") {
+        // nothing of this process reads the resident's pipe again: stdin is /dev/null, as a started window process's
         let _ = rustix::stdio::dup2_stdin(&null);
     }
     if !own.trim().is_empty() {

@@ -54,6 +54,8 @@ pub struct MainWindow {
     quitting: AtomicBool,
     /// A window built a moment ago goes on screen when its page has rendered (`main_page_ready`).
     show_on_render: AtomicBool,
+    /// The current window's page has said it rendered.
+    rendered: AtomicBool,
 }
 
 impl MainWindow {
@@ -84,6 +86,13 @@ fn state(app: &AppHandle) -> Option<tauri::State<'_, MainWindow>> {
 /// Builds the main window from the config: the start-up snapshot read now (so a rebuilt page shows what the store
 /// holds now), the host facts, the navigation and new-window guards, close-to-tray. Must run on the main thread.
 pub fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
+    let w = build_hidden(app)?;
+    show_when_rendered(app);
+    Ok(w)
+}
+
+/// The main window built as [`build`] does, left off screen ([`show_when_rendered`] puts it there).
+pub fn build_hidden(app: &AppHandle) -> tauri::Result<WebviewWindow> {
     let cfg = app
         .config()
         .app
@@ -94,23 +103,30 @@ pub fn build(app: &AppHandle) -> tauri::Result<WebviewWindow> {
         .ok_or_else(|| tauri::Error::WindowNotFound)?;
     if let Some(st) = state(app) {
         st.page_ready.store(false, Ordering::SeqCst);
+        st.rendered.store(false, Ordering::SeqCst);
     }
     let w = app_page(app, WebviewWindowBuilder::from_config(app, &cfg)?).build()?;
     #[cfg(target_os = "linux")]
     crate::caret::watch(&w);
-    // on screen once its page has rendered (`main_page_ready`), or after SHOW_AT_MOST
-    if let Some(st) = state(app) {
-        st.show_on_render.store(true, Ordering::SeqCst);
+    let handle = app.clone();
+    w.on_window_event(move |ev| on_event(&handle, ev));
+    Ok(w)
+}
+
+/// The main window (built, off screen) goes on screen once its page has rendered (`main_page_ready`), or after
+/// [`SHOW_AT_MOST`]. A page that has rendered already is left to the show that follows ([`show_main`]).
+pub fn show_when_rendered(app: &AppHandle) {
+    let Some(st) = state(app) else { return };
+    if st.rendered.load(Ordering::SeqCst) {
+        return;
     }
+    st.show_on_render.store(true, Ordering::SeqCst);
     on_main_after(app, SHOW_AT_MOST, |handle| {
         if state(handle).is_some_and(|s| s.show_on_render.swap(false, Ordering::SeqCst)) {
             tracing::warn!("the main page did not say it rendered: shown anyway");
             put_on_screen(handle);
         }
     });
-    let handle = app.clone();
-    w.on_window_event(move |ev| on_event(&handle, ev));
-    Ok(w)
 }
 
 /// The app's own page in a window being built (the main window, the Quick Ask panel): what the page asks for first,
@@ -376,6 +392,9 @@ pub fn main_page_ready(app: AppHandle, webview: tauri::Webview, interactive: boo
     let stage = if interactive { "interactive" } else { "rendered" };
     tracing::info!(since_start_ms = crate::since_start_ms(), page = %marks, "main page {stage}");
     record_startup_files(&app);
+    if let Some(st) = state(&app) {
+        st.rendered.store(true, Ordering::SeqCst);
+    }
     if state(&app).is_some_and(|s| s.show_on_render.swap(false, Ordering::SeqCst)) {
         let handle = app.clone();
         let _ = app.run_on_main_thread(move || put_on_screen(&handle));

@@ -573,3 +573,111 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     assert!(setup.data.path().join("logs/resident.log").exists(), "the resident logged");
     assert_token_nowhere(setup.data.path(), TOKEN);
 }
+
+/// The window process's hand-over to a resident (its window closed, hidden past the shortened timeout): the resident's
+/// pid once it holds the connections and its standby waits.
+fn handed_over(setup: &Setup, window: u32, connections: usize) -> u32 {
+    let ready = setup.agent.s().ready_count();
+    close_main(window);
+    within(30, "the window process ended", || !std::path::Path::new(&format!("/proc/{window}")).exists());
+    let residents = processes_named("hermes-resident", setup.data.path());
+    assert_eq!(residents.len(), 1, "one resident process: {residents:?}\n{}", logs(setup));
+    within(20, "the agents connected through the resident", || {
+        setup.connections() == connections && setup.agent.s().ready_count() >= ready + connections as u64
+    });
+    within(20, "a window process on standby", || standbys(setup.data.path()).len() == 1);
+    residents[0]
+}
+
+/// The resident's tray menu opening wakes its standby ahead of the pick (`--prepared`): it starts as for a Show — the
+/// window built hidden, WebKit's web process started, the page loaded and rendered — but takes nothing: the resident
+/// keeps the connections (the agent sees no new one) and nothing is on screen. Nothing picked: it ends within its
+/// (shortened) time, a new standby takes its place, and a menu opened again soon after prepares nothing. Picked (Show,
+/// with a new resident): the prepared process itself goes on screen and takes the connections over.
+#[test]
+fn e2e_resident_the_trays_menu_prepares_the_window_and_a_show_finds_it_ready() {
+    if !enabled() {
+        return;
+    }
+    let setup = Setup::new(&["Lab agent"]);
+    std::fs::write(setup.data.path().join("app-settings.json"), r#"{"trayHintShown": true}"#).unwrap();
+    let app = setup.launch(&[("HERMES_HIDE_DESTROY_SECS", "2"), ("HERMES_PREPARED_MS", "6000")]);
+    within(15, "the agent connected", || setup.connections() == 1);
+    let resident = handed_over(&setup, app.pid, 1);
+    let standby = standbys(setup.data.path())[0];
+    let rendered = |what: &str| wd::app_log(setup.data.path()).matches(what).count();
+    let rendered_before = rendered("main page rendered");
+    let ready = setup.agent.s().ready_count();
+
+    // the menu opens: the standby prepares the window, off screen and unconnected
+    let (tray, _) = tray_menu_when(resident, 15, "the resident's tray", |m| m.contains("Show Hermes"));
+    tray_menu_opening(&tray);
+    within(20, "the standby woken to prepare the window", || !wd::is_standby(standby));
+    within(30, "the prepared window's page rendered", || rendered("main page rendered") > rendered_before);
+    assert!(!web_processes(standby).is_empty(), "its WebKit web process runs");
+    assert!(x::shown(standby, "Hermes").is_empty(), "nothing on screen before a pick");
+    assert_eq!(processes_named("hermes-resident", setup.data.path()), [resident], "the resident still runs");
+    assert_eq!(setup.connections(), 1);
+    assert_eq!(setup.agent.s().ready_count(), ready, "the prepared window never connected:\n{}", logs(&setup));
+    let log = wd::app_log(setup.data.path());
+    assert!(log.contains("hidden until picked") && !log.contains("was picked"), "{log}");
+
+    // nothing picked: it ends, a new standby takes its place
+    within(20, "the unused prepared window ended", || !std::path::Path::new(&format!("/proc/{standby}")).exists());
+    assert!(x::shown(standby, "Hermes").is_empty());
+    within(20, "a new standby", || standbys(setup.data.path()).iter().any(|p| *p != standby));
+    let standby2 = standbys(setup.data.path())[0];
+    let resident_log = || std::fs::read_to_string(setup.data.path().join("logs/resident.log")).unwrap_or_default();
+    assert!(resident_log().contains("nothing picked in the tray's menu"), "{}", resident_log());
+    // opened again at once: nothing prepared (the read-ahead alone)
+    tray_menu_opening(&tray);
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(wd::is_standby(standby2), "a menu opened again soon after prepares nothing");
+    assert_eq!(setup.agent.s().ready_count(), ready, "the agent saw no other connection");
+    assert_eq!(processes_named("hermes-resident", setup.data.path()), [resident]);
+
+    // Show: the standby (not prepared) is the window; hidden again, a new resident
+    let (tray, menu) = tray_menu_when(resident, 15, "the resident's tray", |m| m.contains("Show Hermes"));
+    tray_click(&tray, &menu, "Show Hermes");
+    within(30, "the window on screen", || !x::shown(standby2, "Hermes").is_empty());
+    within(20, "connected through the window process", || {
+        setup.connections() == 1 && processes_named("hermes-resident", setup.data.path()).is_empty()
+    });
+    let resident = handed_over(&setup, standby2, 1);
+    let prepared = standbys(setup.data.path())[0];
+    let ready = setup.agent.s().ready_count();
+    let rendered_before = rendered("main page rendered");
+
+    // the menu opens, the page renders off screen, then Show is picked
+    let (tray, menu) = tray_menu_when(resident, 15, "the new resident's tray", |m| m.contains("Show Hermes"));
+    tray_menu_opening(&tray);
+    within(30, "the prepared window's page rendered", || rendered("main page rendered") > rendered_before);
+    assert_eq!(setup.agent.s().ready_count(), ready, "not connected before the pick");
+    tray_click(&tray, &menu, "Show Hermes");
+    within(20, "the prepared window on screen", || !x::shown(prepared, "Hermes").is_empty());
+    within(20, "the resident ended", || processes_named("hermes-resident", setup.data.path()).is_empty());
+    within(20, "connected through the prepared window process", || {
+        setup.connections() == 1 && setup.agent.s().ready_count() > ready
+    });
+    assert_eq!(
+        processes_named("hermes-desktop", setup.data.path()),
+        [prepared],
+        "one window process: the prepared one"
+    );
+    assert!(
+        resident_log().lines().any(|l| l.contains("window process started") && l.contains("prepared=true")),
+        "{}",
+        resident_log()
+    );
+    assert!(wd::app_log(setup.data.path()).contains("the prepared window was picked"));
+    std::thread::sleep(Duration::from_millis(800));
+    let _ =
+        Command::new("import").args(["-window", "root"]).arg(wd::screens().join("resident-prepared-show.png")).status();
+    let (tray, menu) = tray_menu_when(prepared, 15, "the window process's tray", |m| m.contains("Quit"));
+    tray_click(&tray, &menu, "Quit");
+    within(20, "quit ends every process", || {
+        processes_named("hermes-desktop", setup.data.path()).is_empty()
+            && processes_named("hermes-resident", setup.data.path()).is_empty()
+            && standbys(setup.data.path()).is_empty()
+    });
+}

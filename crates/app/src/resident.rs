@@ -22,6 +22,12 @@ pub const LOCK_FILE: &str = "resident.lock";
 /// The flag of a window process started ahead of a Show (a standby): linked, loaded and waiting, before anything of
 /// its own start, for its real command line on stdin ([`standby_line`]); it exits at end of file (its resident ended).
 pub const STANDBY_FLAG: &str = "--standby";
+/// The command line a standby is woken with as the tray's menu opens, before the user has chosen: the window process
+/// starts and builds its main window hidden, then waits — not connected, no tray, no shortcuts — for one more line on
+/// stdin: the command line of the Show (or the conversation) the user then picks. Only then does it take the
+/// connections from the resident and put the window on screen. End of file first (nothing was picked: the resident
+/// ended the wait, or ended): it exits.
+pub const PREPARED_FLAG: &str = "--prepared";
 /// The process name (`/proc/PID/comm`, what `ps` and `top` show) a standby carries while it waits; woken, it takes
 /// back its own.
 pub const STANDBY_NAME: &str = "hermes-standby";

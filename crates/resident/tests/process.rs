@@ -128,8 +128,9 @@ fn read_when_written(path: &Path, what: &str) -> String {
 }
 
 /// A stand-in for the window process: on `--standby` it writes its pid to `ready` and waits for one line on stdin
-/// (end of file: it writes `eof` to `out`); then, or started directly, writes its pid, its arguments (the line's, or
-/// its own) and its stdin's target to `out`.
+/// (end of file: it writes `eof` to `out`); a `["--prepared"]` line (the menu opening), it writes its pid to
+/// `out.prepared` and waits for one more (end of file: `eof` to `out.unused`); then, or started directly, writes its
+/// pid and its arguments (the line's, or its own) to `out`.
 fn standby_script(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
     let (app, ready, out) = (dir.join("hermes-desktop"), dir.join("ready"), dir.join("out"));
     let script = format!(
@@ -137,6 +138,10 @@ fn standby_script(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf, std::p
 if [ \"$1\" = --standby ]; then
   echo $$ > '{r}.tmp' && mv '{r}.tmp' '{r}'
            if read -r line; then args=\"$line\"; else echo eof > '{o}'; exit 0; fi
+  if [ \"$line\" = '[\"--prepared\"]' ]; then
+    echo $$ > '{o}.prepared.tmp' && mv '{o}.prepared.tmp' '{o}.prepared'
+    if read -r line; then args=\"$line\"; else echo eof > '{o}.unused'; exit 0; fi
+  fi
 else args=\"$*\"; fi
          printf '%s|%s\\n' $$ \"$args\" > '{o}.tmp' && mv '{o}.tmp' '{o}'
 ",
@@ -410,4 +415,82 @@ fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
     };
     assert_eq!(reads("the tray's menu opened"), 1, "{log}");
     assert_eq!(reads("why=\"start\""), 1, "{log}");
+}
+
+/// The tray's menu opening wakes the standby with `["--prepared"]` (not a notification being raised); the Show picked
+/// then is told to that same process as its next line, and no other process starts.
+#[test]
+fn the_menu_opening_prepares_the_standby_and_the_pick_goes_to_it() {
+    use hermes_resident::ShowHint;
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ready, out) = standby_script(dir.path());
+    let prepared = dir.path().join("out.prepared");
+    let launcher = WindowLauncher::new(app, dir.path().join("data"), "/log/dir".into());
+    launcher.prepare_standby();
+    let standby = read_when_written(&ready, "the standby started");
+    launcher.show_may_follow(ShowHint::Notified);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!prepared.exists(), "a notification prepares nothing");
+    launcher.show_may_follow(ShowHint::MenuOpened);
+    assert_eq!(read_when_written(&prepared, "the standby prepares"), standby);
+    launcher.show_may_follow(ShowHint::MenuOpened);
+    launcher.launch(Some(Target { profile_id: "p".into(), conversation_id: "c".into() }));
+    let seen = read_when_written(&out, "the pick");
+    assert_eq!(seen, format!("{standby}|[\"{OPEN_FLAG}\",\"p\",\"c\"]"), "the prepared process itself, told the pick");
+    std::fs::remove_file(&ready).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!ready.exists(), "no other process started");
+}
+
+/// Nothing picked within its time: the prepared process reads end of file (and ends), a new standby is started in its
+/// place, and a menu opened again soon after prepares nothing; the Quick Ask shortcut ends a prepared process too.
+#[test]
+fn an_unused_prepared_window_process_ends_and_a_new_standby_takes_its_place() {
+    use hermes_resident::ShowHint;
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ready, out) = standby_script(dir.path());
+    let prepared = dir.path().join("out.prepared");
+    let mut launcher = WindowLauncher::new(app, dir.path().join("data"), "/log/dir".into());
+    launcher.set_prepared_for(Duration::from_millis(400));
+    launcher.prepare_standby();
+    let first = read_when_written(&ready, "the standby started");
+    std::fs::remove_file(&ready).unwrap();
+    launcher.show_may_follow(ShowHint::MenuOpened);
+    assert_eq!(read_when_written(&prepared, "the standby prepares"), first);
+    assert_eq!(read_when_written(&dir.path().join("out.unused"), "the unused prepared process's end"), "eof");
+    let second = read_when_written(&ready, "a new standby");
+    assert_ne!(second, first);
+    std::fs::remove_file(&prepared).unwrap();
+    assert!(!out.exists(), "nothing started");
+    launcher.show_may_follow(ShowHint::MenuOpened);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!prepared.exists(), "a menu opened again soon after prepares nothing");
+    // the standby is still there for a Show
+    launcher.launch(None);
+    assert_eq!(read_when_written(&out, "the Show"), format!("{second}|[]"));
+}
+
+#[test]
+fn the_quick_ask_shortcut_ends_a_prepared_window_process() {
+    use hermes_resident::ShowHint;
+    let dir = tempfile::tempdir().unwrap();
+    let (app, ready, out) = standby_script(dir.path());
+    let prepared = dir.path().join("out.prepared");
+    let launcher = WindowLauncher::new(app, dir.path().join("data"), "/log/dir".into());
+    launcher.prepare_standby();
+    let standby = read_when_written(&ready, "the standby started");
+    launcher.show_may_follow(ShowHint::MenuOpened);
+    assert_eq!(read_when_written(&prepared, "the standby prepares"), standby);
+    launcher.quick_ask(false);
+    // a new process runs the panel; the prepared one reads end of file
+    let seen = read_when_written(&out, "the panel's process");
+    let (pid, args) = seen.split_once('|').unwrap();
+    assert_ne!(pid, standby);
+    assert_eq!(args, "--quick-ask");
+    assert_eq!(read_when_written(&dir.path().join("out.unused"), "the prepared process's end"), "eof");
+    let t = Instant::now();
+    while Path::new(&format!("/proc/{standby}")).exists() {
+        assert!(t.elapsed() < Duration::from_secs(10), "the prepared process ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
