@@ -559,19 +559,25 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
         store.conversations(second_id).unwrap().into_iter().find(|c| c.id == conv.id).is_some_and(|c| c.unread == 0)
     });
     within(20, "both agents connected through the window process", || setup.connections() == 2);
-    std::thread::sleep(Duration::from_millis(800));
-    let _ =
-        Command::new("import").args(["-window", "root"]).arg(wd::screens().join("resident-process-show.png")).status();
-    let (tray_at, menu) = tray_menu_when(window, 15, "the window process's tray", |m| m.contains("No unread"));
-    tray_click(&tray_at, &menu, "Quit");
-    within(20, "quit ends every process", || {
-        processes_named("hermes-desktop", setup.data.path()).is_empty()
-            && processes_named("hermes-resident", setup.data.path()).is_empty()
-    });
+    shot_then_quit(&setup, window, "resident-process-show.png", "No unread");
     within(10, "the agents see the device go", || setup.connections() == 0);
     // the resident's log and everything both processes wrote: no token
     assert!(setup.data.path().join("logs/resident.log").exists(), "the resident logged");
     assert_token_nowhere(setup.data.path(), TOKEN);
+}
+
+/// The screen once the window process `window` has settled (`shot`), then its tray's Quit (once its menu has
+/// `menu_has`): every process of the app ends, standbys too.
+fn shot_then_quit(setup: &Setup, window: u32, shot: &str, menu_has: &str) {
+    std::thread::sleep(Duration::from_millis(800));
+    let _ = Command::new("import").args(["-window", "root"]).arg(wd::screens().join(shot)).status();
+    let (tray_at, menu) = tray_menu_when(window, 15, "the window process's tray", |m| m.contains(menu_has));
+    tray_click(&tray_at, &menu, "Quit");
+    within(20, "quit ends every process", || {
+        processes_named("hermes-desktop", setup.data.path()).is_empty()
+            && processes_named("hermes-resident", setup.data.path()).is_empty()
+            && standbys(setup.data.path()).is_empty()
+    });
 }
 
 /// The window process's hand-over to a resident (its window closed, hidden past the shortened timeout): the resident's
@@ -670,14 +676,5 @@ fn e2e_resident_the_trays_menu_prepares_the_window_and_a_show_finds_it_ready() {
         resident_log()
     );
     assert!(wd::app_log(setup.data.path()).contains("the prepared window was picked"));
-    std::thread::sleep(Duration::from_millis(800));
-    let _ =
-        Command::new("import").args(["-window", "root"]).arg(wd::screens().join("resident-prepared-show.png")).status();
-    let (tray, menu) = tray_menu_when(prepared, 15, "the window process's tray", |m| m.contains("Quit"));
-    tray_click(&tray, &menu, "Quit");
-    within(20, "quit ends every process", || {
-        processes_named("hermes-desktop", setup.data.path()).is_empty()
-            && processes_named("hermes-resident", setup.data.path()).is_empty()
-            && standbys(setup.data.path()).is_empty()
-    });
+    shot_then_quit(&setup, prepared, "resident-prepared-show.png", "Quit");
 }

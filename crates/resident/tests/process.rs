@@ -417,17 +417,34 @@ fn the_tray_serves_the_dashboard_over_dbus_and_its_entries_act() {
     assert_eq!(reads("why=\"start\""), 1, "{log}");
 }
 
+/// A launcher on the stand-in ([`standby_script`]) with its standby started: the launcher, the standby's pid, and the
+/// stand-in's `ready`, `out` and `out.prepared` files.
+struct WithStandby {
+    launcher: WindowLauncher,
+    standby: String,
+    ready: std::path::PathBuf,
+    out: std::path::PathBuf,
+    prepared: std::path::PathBuf,
+}
+
+fn with_standby(dir: &Path, prepared_for: Option<Duration>) -> WithStandby {
+    let (app, ready, out) = standby_script(dir);
+    let mut launcher = WindowLauncher::new(app, dir.join("data"), "/log/dir".into());
+    if let Some(wait) = prepared_for {
+        launcher.set_prepared_for(wait);
+    }
+    launcher.prepare_standby();
+    let standby = read_when_written(&ready, "the standby started");
+    WithStandby { launcher, standby, ready, out, prepared: dir.join("out.prepared") }
+}
+
 /// The tray's menu opening wakes the standby with `["--prepared"]` (not a notification being raised); the Show picked
 /// then is told to that same process as its next line, and no other process starts.
 #[test]
 fn the_menu_opening_prepares_the_standby_and_the_pick_goes_to_it() {
     use hermes_resident::ShowHint;
     let dir = tempfile::tempdir().unwrap();
-    let (app, ready, out) = standby_script(dir.path());
-    let prepared = dir.path().join("out.prepared");
-    let launcher = WindowLauncher::new(app, dir.path().join("data"), "/log/dir".into());
-    launcher.prepare_standby();
-    let standby = read_when_written(&ready, "the standby started");
+    let WithStandby { launcher, standby, ready, out, prepared } = with_standby(dir.path(), None);
     launcher.show_may_follow(ShowHint::Notified);
     std::thread::sleep(Duration::from_millis(300));
     assert!(!prepared.exists(), "a notification prepares nothing");
@@ -448,12 +465,8 @@ fn the_menu_opening_prepares_the_standby_and_the_pick_goes_to_it() {
 fn an_unused_prepared_window_process_ends_and_a_new_standby_takes_its_place() {
     use hermes_resident::ShowHint;
     let dir = tempfile::tempdir().unwrap();
-    let (app, ready, out) = standby_script(dir.path());
-    let prepared = dir.path().join("out.prepared");
-    let mut launcher = WindowLauncher::new(app, dir.path().join("data"), "/log/dir".into());
-    launcher.set_prepared_for(Duration::from_millis(400));
-    launcher.prepare_standby();
-    let first = read_when_written(&ready, "the standby started");
+    let WithStandby { launcher, standby: first, ready, out, prepared } =
+        with_standby(dir.path(), Some(Duration::from_millis(400)));
     std::fs::remove_file(&ready).unwrap();
     launcher.show_may_follow(ShowHint::MenuOpened);
     assert_eq!(read_when_written(&prepared, "the standby prepares"), first);
@@ -474,11 +487,7 @@ fn an_unused_prepared_window_process_ends_and_a_new_standby_takes_its_place() {
 fn the_quick_ask_shortcut_ends_a_prepared_window_process() {
     use hermes_resident::ShowHint;
     let dir = tempfile::tempdir().unwrap();
-    let (app, ready, out) = standby_script(dir.path());
-    let prepared = dir.path().join("out.prepared");
-    let launcher = WindowLauncher::new(app, dir.path().join("data"), "/log/dir".into());
-    launcher.prepare_standby();
-    let standby = read_when_written(&ready, "the standby started");
+    let WithStandby { launcher, standby, out, prepared, .. } = with_standby(dir.path(), None);
     launcher.show_may_follow(ShowHint::MenuOpened);
     assert_eq!(read_when_written(&prepared, "the standby prepares"), standby);
     launcher.quick_ask(false);
