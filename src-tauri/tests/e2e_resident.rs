@@ -614,6 +614,10 @@ fn e2e_resident_the_trays_menu_prepares_the_window_and_a_show_finds_it_ready() {
     let rendered = |what: &str| wd::app_log(setup.data.path()).matches(what).count();
     let rendered_before = rendered("main page rendered");
     let ready = setup.agent.s().ready_count();
+    // the window's place and size, saved as its process ended
+    let window_state = setup.data.path().join("xdg-config/app.hermes.desktop/.window-state.json");
+    let saved = std::fs::read_to_string(&window_state).unwrap_or_default();
+    assert!(saved.contains("\"main\""), "the main window's state saved: {saved:?}");
 
     // the menu opens: the standby prepares the window, off screen and unconnected
     let (tray, _) = tray_menu_when(resident, 15, "the resident's tray", |m| m.contains("Show Hermes"));
@@ -631,6 +635,11 @@ fn e2e_resident_the_trays_menu_prepares_the_window_and_a_show_finds_it_ready() {
     // nothing picked: it ends, a new standby takes its place
     within(20, "the unused prepared window ended", || !std::path::Path::new(&format!("/proc/{standby}")).exists());
     assert!(x::shown(standby, "Hermes").is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&window_state).unwrap_or_default(),
+        saved,
+        "a window never on screen saves no place or size of its own"
+    );
     within(20, "a new standby", || standbys(setup.data.path()).iter().any(|p| *p != standby));
     let standby2 = standbys(setup.data.path())[0];
     let resident_log = || std::fs::read_to_string(setup.data.path().join("logs/resident.log")).unwrap_or_default();
