@@ -117,10 +117,12 @@ pub fn build_hidden(app: &AppHandle) -> tauri::Result<WebviewWindow> {
 /// [`SHOW_AT_MOST`]. A page that has rendered already is left to the show that follows ([`show_main`]).
 pub fn show_when_rendered(app: &AppHandle) {
     let Some(st) = state(app) else { return };
+    // (asked first, then checked: a page reporting its render at this moment either finds the ask or is seen here)
+    st.show_on_render.store(true, Ordering::SeqCst);
     if st.rendered.load(Ordering::SeqCst) {
+        st.show_on_render.store(false, Ordering::SeqCst);
         return;
     }
-    st.show_on_render.store(true, Ordering::SeqCst);
     on_main_after(app, SHOW_AT_MOST, |handle| {
         if state(handle).is_some_and(|s| s.show_on_render.swap(false, Ordering::SeqCst)) {
             tracing::warn!("the main page did not say it rendered: shown anyway");
