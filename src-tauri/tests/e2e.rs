@@ -364,6 +364,28 @@ fn e2e_access_denied() {
     s.wait("access denied banner", 30, "return !!document.querySelector('.banner.danger')");
     body_has(&s, "No access to the agent", 5);
     s.screenshot(&wd::screens().join("09-access-denied.png"));
+    // The accessibility check itself: it finds text too faint to read, and judges a screen as it rests — text that
+    // fades in to full contrast is not failed for the colours it has half-way (a banner caught mid-animation did).
+    let plant = |css: &str| {
+        s.exec(
+            "const p = document.createElement('p'); p.id = 'axe-plant'; p.textContent = 'Planted text';
+             p.style.cssText = 'position:fixed;top:40%;left:40%;padding:8px;background:#ffffff;font-size:14px;' + arguments[0];
+             document.getElementById('axe-plant')?.remove(); document.body.append(p); return true",
+            json!([css]),
+        )
+    };
+    plant("color:#c8c8c8");
+    let faint = s.axe_violations();
+    assert!(faint.iter().any(|v| v.starts_with("color-contrast") && v.contains("#axe-plant")), "{faint:?}");
+    s.exec(
+        "const st = document.createElement('style');
+         st.textContent = '@keyframes axe-fade { from { opacity: 0.15 } to { opacity: 1 } }';
+         document.head.append(st); return true",
+        json!([]),
+    );
+    plant("color:#000000;animation:axe-fade 1200ms linear");
+    assert_eq!(s.axe_violations(), Vec::<String>::new(), "text fading in to full contrast failed mid-way");
+    s.exec("document.getElementById('axe-plant').remove(); return true", json!([]));
     assert!(!wd::app_log(data.path()).contains("not-the-right-token-0000000000"));
     drop(s);
     drop(driver);

@@ -276,11 +276,17 @@ impl Session {
         }
         let found = self.exec_async(
             "const done = arguments[arguments.length - 1];
+             // a screen is judged as it rests: a banner fading in has the colours of half its opacity. Wait (≤ 2 s)
+             // for the finite animations and transitions under way; endless ones (a spinner, the avatar) never end.
+             const settling = (document.getAnimations ? document.getAnimations() : [])
+               .filter(a => a.playState === 'running' && Number.isFinite(a.effect?.getComputedTiming().endTime))
+               .map(a => a.finished.catch(() => {}));
+             Promise.race([Promise.all(settling), new Promise(r => setTimeout(r, 2000))]).then(() =>
              axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
                                  resultTypes: ['violations'] })
                .then(r => done(r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
                  .map(v => `${v.id} (${v.impact}): ${v.help} — ` + v.nodes.slice(0, 6).map(n => n.target.join(' ') + (n.failureSummary ? ' [' + n.failureSummary.replace(/\\s+/g, ' ').slice(0, 220) + ']' : '')).join('; '))))
-               .catch(e => done(['axe failed: ' + e]));",
+               .catch(e => done(['axe failed: ' + e])));",
             json!([]),
         );
         serde_json::from_value(found).unwrap_or_else(|e| vec![format!("axe answered oddly: {e}")])
