@@ -468,7 +468,8 @@ pub async fn voice_start(
             // the app's own voice is out of the microphone: barge in on less of the user's (the 300 ms goal)
             cfg.barge_in_after = hermes_voice::aec::BARGE_IN_AFTER;
         }
-        let l = Listener::start(Segmenter::new(cfg), &state.tmp_dir, hands_free_events(app.clone(), on_event.clone()))?;
+        let events = hands_free_events(app.clone(), on_event.clone(), aec.as_ref().map(|(a, _)| a.clone()));
+        let l = Listener::start(Segmenter::new(cfg), &state.tmp_dir, events)?;
         let sink = l.sink();
         recorder = match aec {
             Some((aec, rec)) => {

@@ -841,6 +841,10 @@ fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
     let log = wd::app_log(data.path());
     let voice_log: Vec<&str> =
         log.lines().filter(|l| l.contains("hands-free") || l.contains("recording") || l.contains("monitor")).collect();
+    // what the canceller was doing whenever speech began over the playback (none: nothing got through its gate)
+    for l in log.lines().filter(|l| l.contains("while the canceller runs")) {
+        eprintln!("  {l}");
+    }
     assert!(
         read > Duration::from_secs(15),
         "read-aloud stopped early ({read:?}): it barged in on itself\n{voice_log:#?}"
@@ -855,6 +859,20 @@ fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
     std::thread::sleep(Duration::from_millis(2000));
     assert!(Command::new("paplay").args(["--device=vsink"]).arg(&speech).status().unwrap().success());
     s.wait("barge-in stopped read-aloud", 5, "return window.__barge >= 1 && !window.__hermesVoice.ttsSpeaking");
+    // the log says what the canceller was doing at the barge-in (how a barge-in on the app's own voice is read)
+    let barge_line = || {
+        wd::app_log(data.path())
+            .lines()
+            .find(|l| l.contains("hands-free: barge-in while the canceller runs"))
+            .map(String::from)
+    };
+    until("the barge-in logged with the canceller's state", || barge_line().is_some());
+    let line = barge_line().unwrap_or_default();
+    eprintln!("  {line}");
+    assert!(
+        ["delay_ms=", "erle_db=", "far_rms=", "gated_ms=", "unreferenced_ms="].iter().all(|k| line.contains(k)),
+        "{line}"
+    );
     let got = agent.wait_log(20, |l| l.iter().any(|e| matches!(e.item, hermes_devserver::LogItem::Audio { .. })));
     assert!(got.is_some(), "what the user said over read-aloud was not sent");
     let frames = audio_frames(&agent);

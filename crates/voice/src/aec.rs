@@ -44,7 +44,7 @@ impl Default for AecOptions {
 /// How long the playback counts as audible after its last loud frame: the room's echo tail, with margin.
 const HOLD_FRAMES: usize = 30;
 /// The playback is audible above this frame RMS (−50 dBFS).
-const AUDIBLE_RMS: f32 = 104.0;
+pub const AUDIBLE_RMS: f32 = 104.0;
 /// While the playback is audible, a frame the canceller brought under this fraction of what the microphone heard
 /// (−26 dB) was echo, not the user: AEC3 takes 30–50 dB off a voice's echo (tests/aec_speech.rs measures it) and
 /// little off a person talking.
@@ -76,6 +76,27 @@ pub struct EchoCanceller {
     far_at: usize,
     /// Audible playback frames so far: is the canceller still converging.
     heard: u64,
+    /// Microphone frames turned to silence as echo.
+    gated: u64,
+}
+
+/// What the canceller is doing, for the log (a self-trigger or a slow barge-in is read from it).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct AecStats {
+    /// The echo's delay AEC3 estimates, in ms.
+    pub delay_ms: Option<i32>,
+    /// How much AEC3 takes off the echo (echo return loss enhancement), in dB.
+    pub erle_db: Option<f64>,
+    /// The loudest recent playback frame's RMS (audible above 104, −50 dBFS).
+    pub far_rms: f32,
+    /// Audible playback heard so far, in ms (the canceller converges in its first 3 s).
+    pub heard_ms: u64,
+    /// Microphone audio turned to silence as the echo's residue so far, in ms.
+    pub gated_ms: u64,
+    /// Microphone audio held for its playback now, in ms.
+    pub held_ms: u64,
+    /// Microphone audio processed without its playback so far (a monitor that stalled past the longest wait), in ms.
+    pub unreferenced_ms: u64,
 }
 
 fn rms(frame: &[i16]) -> f32 {
@@ -112,6 +133,21 @@ impl EchoCanceller {
             far: [0.0; HOLD_FRAMES],
             far_at: 0,
             heard: 0,
+            gated: 0,
+        }
+    }
+
+    /// What it is doing (the held and unreferenced figures are the [`SharedEchoCanceller`]'s).
+    pub fn stats(&self) -> AecStats {
+        let st = self.apm.statistics();
+        let ms = |frames: u64| frames * 10;
+        AecStats {
+            delay_ms: st.delay_ms,
+            erle_db: st.echo_return_loss_enhancement,
+            far_rms: self.far_level(),
+            heard_ms: ms(self.heard),
+            gated_ms: ms(self.gated),
+            ..AecStats::default()
         }
     }
 
@@ -140,11 +176,12 @@ impl EchoCanceller {
     /// to `out` (so `out` lags the input by less than 10 ms).
     pub fn capture(&mut self, block: &[i16], out: &mut Vec<i16>) {
         let (far, heard) = (self.far_level(), self.heard);
-        let (apm, scratch) = (&mut self.apm, &mut self.scratch);
+        let (apm, scratch, gated) = (&mut self.apm, &mut self.scratch, &mut self.gated);
         frames(&mut self.capture_rest, block, |frame| {
             if apm.process_capture_i16(frame, scratch).is_err() {
                 out.extend_from_slice(frame);
             } else if is_residual(rms(frame), rms(scratch), far, heard) {
+                *gated += 1;
                 out.extend(std::iter::repeat_n(0, FRAME));
             } else {
                 out.extend_from_slice(scratch);
@@ -192,6 +229,8 @@ struct Ordered {
     rendered: u64,
     captured: u64,
     held: std::collections::VecDeque<i16>,
+    /// Samples processed past the longest wait, without their playback.
+    unreferenced: u64,
 }
 
 impl SharedEchoCanceller {
@@ -201,7 +240,15 @@ impl SharedEchoCanceller {
             rendered: 0,
             captured: 0,
             held: std::collections::VecDeque::new(),
+            unreferenced: 0,
         })))
+    }
+
+    /// [`EchoCanceller::stats`], with the ordering's own figures.
+    pub fn stats(&self) -> AecStats {
+        let Ok(o) = self.0.lock() else { return AecStats::default() };
+        let ms = |samples: u64| samples * 1000 / u64::from(RATE);
+        AecStats { held_ms: ms(o.held.len() as u64), unreferenced_ms: ms(o.unreferenced), ..o.aec.stats() }
     }
 
     /// [`EchoCanceller::render`].
@@ -234,8 +281,9 @@ impl SharedEchoCanceller {
         // the microphone samples whose playback is in: up to `rendered - LEAD` in stream time, or anything beyond
         // the longest wait
         let ready = o.rendered.saturating_sub(LEAD).saturating_sub(o.captured);
-        let take =
-            usize::try_from(ready).unwrap_or(usize::MAX).max(o.held.len().saturating_sub(MAX_WAIT)).min(o.held.len());
+        let ready = usize::try_from(ready).unwrap_or(usize::MAX);
+        let take = ready.max(o.held.len().saturating_sub(MAX_WAIT)).min(o.held.len());
+        o.unreferenced += take.saturating_sub(ready) as u64;
         if take > 0 {
             let chunk: Vec<i16> = o.held.drain(..take).collect();
             o.captured += take as u64;
@@ -290,6 +338,20 @@ mod tests {
         assert!(!is_residual(3000.0, 10.0, 50.0, converged));
     }
 
+    #[test]
+    fn the_stats_count_what_was_heard_and_gated() {
+        let mut aec = EchoCanceller::new(AecOptions { noise_suppression: false });
+        let loud: Vec<i16> = (0..FRAME * 10).map(|i| ((i as f32 * 0.3).sin() * 8000.0) as i16).collect();
+        aec.render(&loud);
+        let mut out = Vec::new();
+        // silence at the microphone while the playback is loud and the canceller still converging: gated
+        aec.capture(&[0; FRAME * 10], &mut out);
+        let st = aec.stats();
+        assert_eq!((st.heard_ms, st.gated_ms), (100, 100), "{st:?}");
+        assert!(st.far_rms > AUDIBLE_RMS, "{st:?}");
+        assert!(out.iter().all(|&x| x == 0));
+    }
+
     fn is_send<T: Send>() {}
 
     #[test]
@@ -328,5 +390,10 @@ mod tests {
             out += shared.capture(&[0; 800]).len();
         }
         assert!((16_000 - MAX_WAIT - FRAME..=16_000 - MAX_WAIT + FRAME).contains(&out), "{out}");
+        // …and the log can tell: what went without its playback, and what waits
+        let st = shared.stats();
+        assert_eq!(st.held_ms, MAX_WAIT as u64 * 1000 / u64::from(RATE), "{st:?}");
+        let unreferenced = st.unreferenced_ms * u64::from(RATE) / 1000;
+        assert!(unreferenced.abs_diff(out as u64) <= FRAME as u64, "{st:?} for {out} samples");
     }
 }

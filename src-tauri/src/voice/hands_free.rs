@@ -79,13 +79,37 @@ pub(super) fn start_echo_reference(opts: AecOptions) -> Option<(SharedEchoCancel
     }
 }
 
-/// What the hands-free listener reports, to the UI's Channel; barge-in also stops read-aloud at once.
-pub(super) fn hands_free_events(app: AppHandle, ch: Channel<VoiceEvent>) -> impl FnMut(ListenerEvent) + Send + 'static {
+/// What the hands-free listener reports, to the UI's Channel; barge-in also stops read-aloud at once. Speech that
+/// begins while the playback is audible, and every barge-in, go to the log with what the echo canceller was doing
+/// (`aec`): a barge-in on the app's own voice is read from there.
+pub(super) fn hands_free_events(
+    app: AppHandle,
+    ch: Channel<VoiceEvent>,
+    aec: Option<SharedEchoCanceller>,
+) -> impl FnMut(ListenerEvent) + Send + 'static {
+    let log = move |what: &'static str| {
+        let Some(st) = aec.as_ref().map(SharedEchoCanceller::stats) else { return };
+        if what == "barge-in" || st.far_rms > hermes_voice::aec::AUDIBLE_RMS {
+            tracing::info!(
+                delay_ms = ?st.delay_ms,
+                erle_db = ?st.erle_db.map(|e| (e * 10.0).round() / 10.0),
+                far_rms = st.far_rms.round(),
+                heard_ms = st.heard_ms,
+                gated_ms = st.gated_ms,
+                held_ms = st.held_ms,
+                unreferenced_ms = st.unreferenced_ms,
+                "hands-free: {what} while the canceller runs"
+            );
+        }
+    };
     move |ev| match ev {
         ListenerEvent::SpeechStart => {
+            log("speech began");
             let _ = ch.send(VoiceEvent::SpeechStart);
         }
         ListenerEvent::BargeIn => {
+            // (the canceller's state as it stood: the playback's level goes once read-aloud stops)
+            log("barge-in");
             if let Some(st) = app.try_state::<VoiceState>() {
                 st.stop_speaking();
             }

@@ -122,11 +122,12 @@ pub fn two_agents(agent: &Agent) -> tempfile::TempDir {
 pub const AVATAR_ROOT: &str = "const f = document.querySelector('#avatar-pane iframe'); const d = f && f.contentDocument; \
                                const root = d && d.getElementById('hermes-avatar');";
 
-/// Polls `ok` (the store, a file…) every 50 ms until it holds; fails after 10 s with `what`.
+/// Polls `ok` (the store, a file…) every 50 ms until it holds; fails after 20 s with `what` (a loaded 2-core machine
+/// once took more than 10 s to open hands-free's two audio streams).
 pub fn until(what: &str, mut ok: impl FnMut() -> bool) {
     let t = Instant::now();
     while !ok() {
-        assert!(t.elapsed() < Duration::from_secs(10), "never: {what}");
+        assert!(t.elapsed() < Duration::from_secs(20), "never: {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
