@@ -56,7 +56,7 @@ pub fn start(app: &AppHandle) {
     tauri::async_runtime::spawn(async move {
         // (a prepared start takes nothing of the resident's before the user's pick: prepared.rs)
         if let Some(p) = app.try_state::<crate::prepared::Prepared>() {
-            p.picked().await;
+            p.wait().await;
         }
         crate::handover::wait_for_resident(&app).await;
         connect_all(&app).await;

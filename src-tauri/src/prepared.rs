@@ -19,7 +19,7 @@ impl Prepared {
     }
 
     /// Waits until the start is no longer waiting for its pick (at once for a start that was not prepared).
-    pub async fn picked(&self) {
+    pub async fn wait(&self) {
         let mut rx = self.0.subscribe();
         let _ = rx.wait_for(|picked| *picked).await;
     }
@@ -39,8 +39,7 @@ pub fn wait_for_pick(app: &AppHandle) {
     let Some(go) = go else {
         // (not started by a resident: nothing will pick, so this is the Show)
         tracing::warn!("a prepared start with nothing to wait for: shown now");
-        picked(app, &Options::default());
-        crate::open_as_asked(app, &Options::default());
+        carry_out(app, &Options::default());
         return;
     };
     let owned = app.clone();
@@ -48,11 +47,7 @@ pub fn wait_for_pick(app: &AppHandle) {
         let pick = go.recv().ok().flatten();
         let handle = owned.clone();
         let ran = owned.run_on_main_thread(move || match pick {
-            Some(args) => {
-                let o = Options::from_args(&args);
-                picked(&handle, &o);
-                crate::open_as_asked(&handle, &o);
-            }
+            Some(args) => carry_out(&handle, &Options::from_args(&args)),
             // (a second start may have picked first: then the resident's end is only the hand-over)
             None if handle.try_state::<Prepared>().is_some_and(|p| p.waiting()) => {
                 tracing::info!("nothing was picked in the tray's menu: the prepared window process ends");
@@ -66,9 +61,14 @@ pub fn wait_for_pick(app: &AppHandle) {
     });
     if let Err(e) = waiter {
         tracing::warn!("no thread to wait for the prepared window's pick ({e}): shown now");
-        picked(app, &Options::default());
-        crate::open_as_asked(app, &Options::default());
+        carry_out(app, &Options::default());
     }
+}
+
+/// The pick `o` taken ([`picked`]) and opened as it asks. Main thread.
+fn carry_out(app: &AppHandle, o: &Options) {
+    picked(app, o);
+    crate::open_as_asked(app, o);
 }
 
 /// The user picked what this prepared start is for (`o`: the resident's pick, or a second start's command line): the
