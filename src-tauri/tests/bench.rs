@@ -437,6 +437,44 @@ fn agent_and_history() -> (tokio::runtime::Runtime, hermes_devserver::Running, t
     (rt, server, data)
 }
 
+/// The window process's start made cold as this machine's reclaim leaves it after minutes hidden (DAMON's `pageout`
+/// of what was not touched for a minute): every file of the resident's read-ahead list dropped from the page cache
+/// whole (`posix_fadvise(DONTNEED)`; what a running process maps stays, as the standby gave its own pages back
+/// already). Returns the files and their size in MB.
+fn evict_start_files(data: &Path) -> (usize, u64) {
+    let mut bytes = 0;
+    let mut files = 0;
+    #[cfg(target_os = "linux")]
+    for s in hermes_app::readahead::list(data) {
+        let Ok(f) = std::fs::File::open(&s.path) else { continue };
+        if rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).is_ok() {
+            files += 1;
+            bytes += f.metadata().map_or(0, |m| m.len());
+        }
+    }
+    (files, bytes >> 20)
+}
+
+/// Every process's major faults and CPU time so far (pid → its name, the faults, CPU ticks; `/proc/PID/stat`): the
+/// pages it waited on the disk for, and what it ran.
+fn major_faults() -> std::collections::HashMap<u32, (String, u64, u64)> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else { return out };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        // pid (comm) state … — the fields after the name's closing parenthesis; majflt is the 12th field in all
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let comm = head.split_once('(').map_or("?", |(_, c)| c).to_string();
+        let field = |i: usize| rest.split_whitespace().nth(i).and_then(|v| v.parse::<u64>().ok());
+        // majflt is the 12th field in all, utime and stime the 14th and 15th
+        if let (Some(n), Some(u), Some(s)) = (field(9), field(11), field(12)) {
+            out.insert(pid, (comm, n, u + s));
+        }
+    }
+    out
+}
+
 /// The app under WebDriver on `data`, once its page is interactive (composer, connected).
 fn open_app(data: &Path, bin: &str) -> (wd::Driver, wd::Session) {
     let driver = wd::Driver::start(data);
@@ -512,6 +550,7 @@ fn bench_resident() {
     // closed to the tray: 2 min hidden (after 60 s its webview goes, and on Linux the window process hands the
     // connections to `hermes-resident` and ends)
     close_windows_of(pid);
+    let hidden_since = Instant::now();
     std::thread::sleep(Duration::from_secs(120));
     assert_eq!(server.connections(), 2, "still connected while hidden");
     let resident = resident_of(data.path());
@@ -553,6 +592,17 @@ fn bench_resident() {
     // this long after it (`HERMES_BENCH_MENU_MS`, 0: the click alone, as before the resident read ahead at the
     // menu's opening). 400 ms is a quick hand: the menu drawn, the eye on "Show Hermes", the pointer there.
     let menu_ms: u64 = std::env::var("HERMES_BENCH_MENU_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(400);
+    // `HERMES_BENCH_EVICT=1`: every round's start files evicted from the page cache first ([`evict_start_files`])
+    let evict = std::env::var("HERMES_BENCH_EVICT").as_deref() == Ok("1");
+    // `HERMES_BENCH_FIRST_AFTER_SECS`: round 1 after this long hidden in all (the 2 min above included): the page
+    // cache this machine's reclaim leaves after a user's long wait, which no eviction of ours reproduces (it also
+    // takes pages that other processes share, the X server's and the resident's among them)
+    let first_after: u64 =
+        std::env::var("HERMES_BENCH_FIRST_AFTER_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    if let Some(more) = Duration::from_secs(first_after).checked_sub(hidden_since.elapsed()) {
+        eprintln!("BENCH resident show: round 1 after {first_after} s hidden (waiting {} s more)", more.as_secs());
+        std::thread::sleep(more);
+    }
     let t = Instant::now();
     if !app_alive {
         drop(s);
@@ -565,6 +615,14 @@ fn bench_resident() {
             let resident = resident_of(data.path()).expect("the resident holds the connections");
             let (tray, menu) =
                 wd::tray::tray_menu_when(resident, 30, "the resident's tray", |m| m.contains("Show Hermes"));
+            if evict {
+                let (files, mb) = evict_start_files(data.path());
+                eprintln!(
+                    "BENCH resident show, round {round}: the start's files evicted first ({files} files, {mb} MB)"
+                );
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            let faults_before = major_faults();
             if menu_ms > 0 {
                 wd::tray::tray_menu_opening(&tray);
                 std::thread::sleep(Duration::from_millis(menu_ms));
@@ -671,6 +729,23 @@ fn bench_resident() {
                 since("main window created"),
                 since("took the agents' connections back"),
                 since("main page rendered"),
+            );
+            // which processes waited on the disk during the Show (major faults from the menu's opening on)
+            let after = major_faults();
+            let mut waited: Vec<(u64, u64, String)> = after
+                .iter()
+                .filter_map(|(pid, (comm, n, cpu))| {
+                    let (f0, c0) = faults_before.get(pid).map_or((0, 0), |b| (b.1, b.2));
+                    (n > &f0 || cpu > &c0).then(|| (n - f0, (cpu - c0) * 10, format!("{comm} {pid}")))
+                })
+                .collect();
+            waited.sort_unstable_by_key(|w| std::cmp::Reverse((w.1, w.0)));
+            let total: u64 = waited.iter().map(|w| w.0).sum();
+            let top: Vec<String> =
+                waited.iter().take(8).map(|(n, ms, who)| format!("{who}: {n} faults, {ms} ms CPU")).collect();
+            eprintln!(
+                "BENCH resident show, round {round}: from the menu's opening to interactive, major faults {total} in all; by CPU: {}",
+                top.join(", ")
             );
             assert!(resident_of(data.path()).is_none(), "the resident ended");
             if round == ROUNDS {
