@@ -444,15 +444,24 @@ fn agent_and_history() -> (tokio::runtime::Runtime, hermes_devserver::Running, t
 fn evict_start_files(data: &Path) -> (usize, u64) {
     let mut bytes = 0;
     let mut files = 0;
-    #[cfg(target_os = "linux")]
     for s in hermes_app::readahead::list(data) {
         let Ok(f) = std::fs::File::open(&s.path) else { continue };
-        if rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).is_ok() {
+        if drop_cached(&f) {
             files += 1;
             bytes += f.metadata().map_or(0, |m| m.len());
         }
     }
     (files, bytes >> 20)
+}
+
+#[cfg(target_os = "linux")]
+fn drop_cached(f: &std::fs::File) -> bool {
+    rustix::fs::fadvise(f, 0, None, rustix::fs::Advice::DontNeed).is_ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn drop_cached(_: &std::fs::File) -> bool {
+    false
 }
 
 /// Every process's major faults and CPU time so far (pid → its name, the faults, CPU ticks; `/proc/PID/stat`): the
