@@ -329,7 +329,7 @@ fn cpu_of_an_echo_reference_on_a_low_latency_sink(p: &mut Pulse, dir: &Path) {
     assert!(ours < 20.0, "{ours} % CPU");
     // The monitor posts ~2,000 blocks a second; read one by one, the PulseAudio client's thread woke for each.
     // The recording may wake the process ~50 times a second per thread that takes part (the PulseAudio client
-    // reading at most every 10 ms, the worker's 20 ms turns, cpal's timing polls), not once per block.
+    // reading at most every 20 ms, the worker's 20 ms turns, cpal's timing polls), not once per block.
     let per_second = (woke1 - woke0) as f64 / t1;
     eprintln!("    wake-ups of this process while recording the monitor: {per_second:.0} a second");
     assert!(per_second < 1000.0, "{per_second:.0} wake-ups a second: the monitor's blocks are read one by one");

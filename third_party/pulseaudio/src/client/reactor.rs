@@ -23,7 +23,7 @@ const READ_CHUNK: usize = 64 * 1024;
 
 /// How long the reactor waits after delivering recorded audio before it reads again, while the client has no
 /// playback stream (hermes-desktop patch, see `Reactor::run`).
-const RECORD_READ_INTERVAL: std::time::Duration = std::time::Duration::from_millis(10);
+const RECORD_READ_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
 
 type ReplyResult<'a> =
     Result<(&'a mut ReactorState, &'a mut dyn io::BufRead), protocol::PulseError>;
@@ -346,7 +346,7 @@ impl Reactor {
             // hermes-desktop patch: the server sends a record stream's audio as soon as its source posts it, and
             // the monitor of a sink with a low-latency playback stream on it posts ~2,000 blocks a second whatever
             // fragment size was asked for: one wake-up, one read and one callback each. A client that only
-            // records lets the audio gather in the socket for a moment and reads it in one go (at most 100
+            // records lets the audio gather in the socket for a moment and reads it in one go (at most 50
             // wake-ups a second; each block is still handed on as its own message). A client with a playback
             // stream keeps reading at once: the server's requests for more audio must not wait.
             if delivered && self.state.lock().unwrap().playback_streams.is_empty() {
