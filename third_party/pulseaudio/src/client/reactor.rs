@@ -21,10 +21,6 @@ use super::{ClientError, PlaybackSource, RecordSink};
 /// Bytes read from the socket at a time (hermes-desktop patch, see `Reactor::recv`).
 const READ_CHUNK: usize = 64 * 1024;
 
-/// How long the reactor waits after delivering recorded audio before it reads again, while the client has no
-/// playback stream (hermes-desktop patch, see `Reactor::run`).
-const RECORD_READ_INTERVAL: std::time::Duration = std::time::Duration::from_millis(20);
-
 type ReplyResult<'a> =
     Result<(&'a mut ReactorState, &'a mut dyn io::BufRead), protocol::PulseError>;
 type ReplyHandler = Box<dyn FnOnce(ReplyResult<'_>) + Send + 'static>;
@@ -337,29 +333,17 @@ impl Reactor {
 
         loop {
             self.poll.poll(&mut events, None)?;
-            let delivered = self.recv()?;
+            self.recv()?;
 
             // Handle any requested writes.
             self.write_streams()?;
             self.write_commands()?;
-
-            // hermes-desktop patch: the server sends a record stream's audio as soon as its source posts it, and
-            // the monitor of a sink with a low-latency playback stream on it posts ~2,000 blocks a second whatever
-            // fragment size was asked for: one wake-up, one read and one callback each. A client that only
-            // records lets the audio gather in the socket for a moment and reads it in one go (at most 50
-            // wake-ups a second; each block is still handed on as its own message). A client with a playback
-            // stream keeps reading at once: the server's requests for more audio must not wait.
-            if delivered && self.state.lock().unwrap().playback_streams.is_empty() {
-                std::thread::sleep(RECORD_READ_INTERVAL);
-            }
         }
     }
 
-    /// Reads and handles everything the socket holds; true when recorded audio was handed to a record stream.
-    fn recv(&mut self) -> Result<bool, ClientError> {
+    fn recv(&mut self) -> Result<(), ClientError> {
         use io::Read;
 
-        let mut delivered = false;
         'read: loop {
             // hermes-desktop patch: read into a scratch buffer zeroed once, then append what
             // arrived. Upstream zero-filled 1 MiB of `read_buf` before every read (a memset per
@@ -367,7 +351,7 @@ impl Reactor {
             match self.socket.read(&mut self.read_chunk[..]) {
                 Ok(0) => return Err(ClientError::Disconnected),
                 Ok(n) => self.read_buf.extend_from_slice(&self.read_chunk[..n]),
-                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(delivered),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(err) => return Err(err.into()),
             };
 
@@ -404,8 +388,7 @@ impl Reactor {
                             let _ = start_notify.send(());
                         }
 
-                        sink.write(&self.read_buf[protocol::DESCRIPTOR_SIZE..len]);
-                        delivered = true;
+                        sink.write(&self.read_buf[protocol::DESCRIPTOR_SIZE..len])
                     } else {
                         log::warn!("Received data for unknown record stream {}", desc.channel);
                     }
