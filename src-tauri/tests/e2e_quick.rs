@@ -499,9 +499,7 @@ fn e2e_quick_look_at_my_screen_the_whole_screen_a_region_drawn_with_the_mouse_an
     let pattern_id = format!("{:#x}", pattern.1);
     within(10, "the window manager lists the pattern window", || {
         Command::new("xprop").args(["-root", "_NET_CLIENT_LIST"]).output().is_ok_and(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .split(|c: char| c == ',' || c.is_whitespace())
-                .any(|w| w == pattern_id)
+            String::from_utf8_lossy(&o.stdout).split(|c: char| c == ',' || c.is_whitespace()).any(|w| w == pattern_id)
         })
     });
     app.s.exec("document.querySelector('[data-testid=capture-window]').click()", json!([]));
