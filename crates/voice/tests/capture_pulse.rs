@@ -268,6 +268,48 @@ fn cpu_while_recording(p: &mut Pulse, dir: &Path) {
     assert!(pct < 20.0, "{pct} % CPU");
 }
 
+/// A recorder held up for a moment (a loaded machine: every thread of the process stopped 80 ms at a time, ten
+/// times) loses no audio: what the sound server recorded meanwhile waits for it. Hands-free orders the microphone
+/// and the echo reference by their sample counts, so a stream that dropped audio would put the two out of step.
+fn a_stalled_recorder_loses_nothing(_p: &mut Pulse, _dir: &Path) {
+    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let c2 = count.clone();
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let e2 = errors.clone();
+    let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
+    let rec = Recorder::with_config(config)
+        .on_samples(move |b| {
+            c2.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        })
+        .on_event(move |e| {
+            if let CaptureEvent::Error(e) = e {
+                e2.lock().unwrap().push(e);
+            }
+        })
+        .start(None)
+        .unwrap();
+    wait_audio(&rec);
+    std::thread::sleep(Duration::from_millis(300));
+    let samples = || count.load(std::sync::atomic::Ordering::Relaxed);
+    let (n0, t0) = (samples(), Instant::now());
+    let pid = std::process::id().to_string();
+    let stalls = std::process::Command::new("sh")
+        .args(["-c", "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2; kill -STOP $0; sleep 0.08; kill -CONT $0; done"])
+        .arg(&pid)
+        .status()
+        .expect("sh");
+    assert!(stalls.success());
+    std::thread::sleep(Duration::from_millis(500));
+    let (n1, t1) = (samples(), t0.elapsed().as_secs_f64());
+    let _ = rec.stop_samples();
+    let (got, want) = (n1.saturating_sub(n0) as f64 / 16_000.0, t1);
+    eprintln!("    stalled 10 × 80 ms: recorded {got:.3} s in {want:.3} s");
+    // (a stop and continue makes the PulseAudio client's epoll_wait fail with EINTR: the vendored client used to
+    // take that for the end of the connection, "PulseAudio disconnected", and the microphone was gone)
+    assert_eq!(*errors.lock().unwrap(), vec![], "the recording went on");
+    assert!(got > want - 0.1, "recorded {got:.3} s of {want:.3} s: audio lost while the recorder was held up");
+}
+
 /// Hands-free's echo reference records the monitor of the sink the read-aloud voice plays on, and speech-dispatcher
 /// keeps a playback stream of a few milliseconds' latency there: the monitor then delivers a block every ~0.5 ms
 /// (~2,000 reads a second, whatever fragment the recording asked for). That recording, played through with speech:
@@ -402,6 +444,7 @@ fn main() {
         ("size_cap", size_cap),
         ("cpu_while_recording", cpu_while_recording),
         ("cpu_of_an_echo_reference_on_a_low_latency_sink", cpu_of_an_echo_reference_on_a_low_latency_sink),
+        ("a_stalled_recorder_loses_nothing", a_stalled_recorder_loses_nothing),
     ];
     #[cfg(feature = "tts")]
     cases.push(("tts_speaks_and_stops", tts_speaks_and_stops));

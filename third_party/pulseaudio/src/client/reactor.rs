@@ -332,7 +332,15 @@ impl Reactor {
         let mut events = mio::Events::with_capacity(1024);
 
         loop {
-            self.poll.poll(&mut events, None)?;
+            // hermes-desktop patch: a wait interrupted by a signal is waited again. epoll_wait is
+            // never restarted (not even with SA_RESTART), and after a stop and continue (SIGSTOP,
+            // SIGCONT) it fails with EINTR even without a handler: upstream ended the connection,
+            // and every stream on it, there.
+            match self.poll.poll(&mut events, None) {
+                Ok(()) => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err.into()),
+            }
             self.recv()?;
 
             // Handle any requested writes.
@@ -352,6 +360,7 @@ impl Reactor {
                 Ok(0) => return Err(ClientError::Disconnected),
                 Ok(n) => self.read_buf.extend_from_slice(&self.read_chunk[..n]),
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue 'read,
                 Err(err) => return Err(err.into()),
             };
 
@@ -559,6 +568,7 @@ fn drain_buf(buf: &mut Vec<u8>, w: &mut impl io::Write) -> Result<bool, io::Erro
             Ok(0) => return Ok(false),
             Ok(n) => buf.drain(..n),
             Err(err) if err.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
             Err(err) => return Err(err),
         };
     }
