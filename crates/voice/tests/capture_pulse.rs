@@ -34,6 +34,18 @@ fn levels_recorder() -> (Recorder, Arc<Mutex<Vec<f32>>>) {
     (rec, levels)
 }
 
+/// `rec` with its errors collected.
+fn with_errors(rec: Recorder) -> (Recorder, Arc<Mutex<Vec<CaptureError>>>) {
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let e2 = errors.clone();
+    let rec = rec.on_event(move |e| {
+        if let CaptureEvent::Error(e) = e {
+            e2.lock().unwrap().push(e);
+        }
+    });
+    (rec, errors)
+}
+
 fn devices(_p: &mut Pulse, _dir: &Path) {
     let list = list_input_devices().unwrap();
     assert!(!list.is_empty());
@@ -274,20 +286,11 @@ fn cpu_while_recording(p: &mut Pulse, dir: &Path) {
 fn a_stalled_recorder_loses_nothing(_p: &mut Pulse, _dir: &Path) {
     let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let c2 = count.clone();
-    let errors = Arc::new(Mutex::new(Vec::new()));
-    let e2 = errors.clone();
     let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
-    let rec = Recorder::with_config(config)
-        .on_samples(move |b| {
-            c2.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
-        })
-        .on_event(move |e| {
-            if let CaptureEvent::Error(e) = e {
-                e2.lock().unwrap().push(e);
-            }
-        })
-        .start(None)
-        .unwrap();
+    let (rec, errors) = with_errors(Recorder::with_config(config).on_samples(move |b| {
+        c2.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    }));
+    let rec = rec.start(None).unwrap();
     wait_audio(&rec);
     std::thread::sleep(Duration::from_millis(300));
     let samples = || count.load(std::sync::atomic::Ordering::Relaxed);
@@ -411,16 +414,8 @@ fn tts_speaks_and_stops(_p: &mut Pulse, _dir: &Path) {
 
 /// The daemon dies mid-recording: a typed error, no panic, no hang. Runs last (it kills the daemon).
 fn device_lost(p: &mut Pulse, _dir: &Path) {
-    let errors = Arc::new(Mutex::new(Vec::new()));
-    let e2 = errors.clone();
-    let rec = Recorder::new()
-        .on_event(move |e| {
-            if let CaptureEvent::Error(e) = e {
-                e2.lock().unwrap().push(e);
-            }
-        })
-        .start(None)
-        .unwrap();
+    let (rec, errors) = with_errors(Recorder::new());
+    let rec = rec.start(None).unwrap();
     wait_audio(&rec);
     std::thread::sleep(Duration::from_millis(500));
     p.kill();
