@@ -8,6 +8,7 @@ mod common;
 
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -280,24 +281,30 @@ fn cpu_while_recording(p: &mut Pulse, dir: &Path) {
     assert!(pct < 20.0, "{pct} % CPU");
 }
 
-/// A recorder held up for a moment (a loaded machine: every thread of the process stopped 80 ms at a time, ten
-/// times) loses no audio: what the sound server recorded meanwhile waits for it. Hands-free orders the microphone
-/// and the echo reference by their sample counts, so a stream that dropped audio would put the two out of step.
+/// A recorder held up for a moment (every thread of the process stopped and continued, 80 ms at a time, ten times)
+/// goes on recording and loses no audio: what the sound server recorded meanwhile waits for it. Hands-free orders
+/// the microphone and the echo reference by their sample counts, so a stream that dropped audio would put the two
+/// out of step.
 fn a_stalled_recorder_loses_nothing(_p: &mut Pulse, _dir: &Path) {
-    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let count = Arc::new(AtomicU64::new(0));
     let c2 = count.clone();
     let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
     let (rec, errors) = with_errors(Recorder::with_config(config).on_samples(move |b| {
-        c2.fetch_add(b.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        c2.fetch_add(b.len() as u64, Ordering::Relaxed);
     }));
     let rec = rec.start(None).unwrap();
     wait_audio(&rec);
     std::thread::sleep(Duration::from_millis(300));
-    let samples = || count.load(std::sync::atomic::Ordering::Relaxed);
+    let samples = || count.load(Ordering::Relaxed);
     let (n0, t0) = (samples(), Instant::now());
     let pid = std::process::id().to_string();
     let stalls = std::process::Command::new("sh")
-        .args(["-c", "for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2; kill -STOP $0; sleep 0.08; kill -CONT $0; done"])
+        // (the trap: a shell ended between the two never leaves this process stopped)
+        .args([
+            "-c",
+            "trap 'kill -CONT $0' EXIT; trap 'exit 1' INT TERM HUP; \
+             for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.2; kill -STOP $0; sleep 0.08; kill -CONT $0; done",
+        ])
         .arg(&pid)
         .status()
         .expect("sh");
