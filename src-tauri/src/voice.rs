@@ -30,7 +30,7 @@ use crate::error::{AppError, AppResult, ErrorCode};
 
 mod hands_free;
 mod send;
-use hands_free::{hands_free_events, input_changes, set_listening, start_echo_reference};
+use hands_free::{EchoReference, hands_free_events, input_changes, set_listening, start_echo_reference};
 pub use hands_free::{mic_lost_message, stop_listening};
 pub use send::VoiceSendTo;
 use send::send_clips;
@@ -231,8 +231,8 @@ struct Active {
     input: Input,
     /// Hands-free: the VAD and clip writer fed by the recording.
     listener: Option<Listener>,
-    /// Hands-free with echo cancellation: the recording of what the speakers play (the canceller's reference).
-    reference: Option<Recording>,
+    /// Hands-free with echo cancellation: where the canceller's reference comes from (what the speakers play).
+    reference: Option<EchoReference>,
     /// The page's Channel (the tray's "Stop listening" tells it).
     events: Channel<VoiceEvent>,
 }
@@ -244,7 +244,7 @@ impl Active {
             l.cancel();
         }
         if let Some(r) = self.reference {
-            r.cancel();
+            r.end();
         }
         self.input.end();
         if let Some(l) = self.listener {
@@ -299,7 +299,8 @@ impl VoiceState {
         }
         let set = self.settings();
         let app2 = app.clone();
-        let made = Speaker::new(SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate) }, move |ev| {
+        let config = SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate), system: false };
+        let made = Speaker::new(config, move |ev| {
             let (state, detail) = match ev {
                 SpeakerEvent::Started => (TtsState::Started, None),
                 SpeakerEvent::Ended => (TtsState::Ended, None),
@@ -456,7 +457,9 @@ pub async fn voice_start(
     if mode == VoiceMode::HandsFree {
         let aec = if set.echo_cancellation {
             let opts = AecOptions { noise_suppression: set.noise_suppression };
-            blocking(move || start_echo_reference(opts)).await?
+            // read-aloud played by the app itself hands the canceller its reference; else the output's monitor
+            let speaker = state.speaker(&app).ok();
+            blocking(move || start_echo_reference(opts, speaker)).await?
         } else {
             None
         };
@@ -501,7 +504,7 @@ pub async fn voice_start(
                 l.cancel();
             }
             if let Some(r) = reference {
-                r.cancel();
+                r.end();
             }
             return Err(match (&e, &set.device) {
                 (CaptureError::DeviceNotFound(_), Some(d)) => AppError::new(
@@ -570,7 +573,7 @@ pub async fn voice_stop(
             // The recording's end drops its sample sink: the listener then sends the utterance in progress.
             active.input.end();
             if let Some(r) = active.reference {
-                r.cancel();
+                r.end();
             }
             if let Some(l) = active.listener {
                 l.finish();

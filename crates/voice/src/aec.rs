@@ -226,6 +226,8 @@ pub struct SharedEchoCanceller(Arc<Mutex<Ordered>>);
 #[derive(Debug)]
 struct Ordered {
     aec: EchoCanceller,
+    /// How far the playback must be ahead of a microphone frame, in samples.
+    lead: u64,
     rendered: u64,
     captured: u64,
     held: std::collections::VecDeque<i16>,
@@ -234,9 +236,22 @@ struct Ordered {
 }
 
 impl SharedEchoCanceller {
+    /// For a reference recorded from the output's monitor: it arrives in the sound server's bursts, after the
+    /// playback, so a microphone frame waits until the playback is [`LEAD`] past it.
     pub fn new(opts: AecOptions) -> Self {
+        Self::with_lead(opts, LEAD)
+    }
+
+    /// For a reference handed over by the app's own player ([`crate::player`]): it comes before the speakers play
+    /// it, by the output's buffer, so a microphone frame needs no more than its own moment's playback in.
+    pub fn ahead_of_playback(opts: AecOptions) -> Self {
+        Self::with_lead(opts, 0)
+    }
+
+    fn with_lead(opts: AecOptions, lead: u64) -> Self {
         SharedEchoCanceller(Arc::new(Mutex::new(Ordered {
             aec: EchoCanceller::new(opts),
+            lead,
             rendered: 0,
             captured: 0,
             held: std::collections::VecDeque::new(),
@@ -280,7 +295,7 @@ impl SharedEchoCanceller {
         o.held.extend(block.iter().copied());
         // the microphone samples whose playback is in: up to `rendered - LEAD` in stream time, or anything beyond
         // the longest wait
-        let ready = o.rendered.saturating_sub(LEAD).saturating_sub(o.captured);
+        let ready = o.rendered.saturating_sub(o.lead).saturating_sub(o.captured);
         let ready = usize::try_from(ready).unwrap_or(usize::MAX);
         let take = ready.max(o.held.len().saturating_sub(MAX_WAIT)).min(o.held.len());
         o.unreferenced += take.saturating_sub(ready) as u64;
@@ -362,6 +377,16 @@ mod tests {
         std::thread::spawn(move || s2.render(&[0; 2400])).join().unwrap();
         // the playback is 2400 samples in: the microphone's first 2400 - LEAD may go, in whole frames
         assert_eq!(shared.capture(&[0; 2400]).len(), (2400 - LEAD as usize) / FRAME * FRAME);
+    }
+
+    #[test]
+    fn with_the_reference_ahead_of_the_speakers_a_frame_waits_only_for_its_own_moment() {
+        let shared = SharedEchoCanceller::ahead_of_playback(AecOptions::default());
+        assert!(shared.capture(&[0; 1600]).is_empty(), "no playback of its moment yet");
+        shared.render(&[0; 800]);
+        assert_eq!(shared.capture(&[]).len(), 800);
+        shared.render(&[0; 800]);
+        assert_eq!(shared.capture(&[]).len(), 800);
     }
 
     #[test]

@@ -8,10 +8,14 @@ pub mod capture;
 pub mod clip;
 #[cfg(feature = "capture")]
 pub mod devices;
+#[cfg(target_os = "linux")]
+pub mod espeak;
 #[cfg(feature = "vad")]
 pub mod listener;
 #[cfg(feature = "capture")]
 pub mod live;
+#[cfg(feature = "capture")]
+pub mod player;
 pub mod resample;
 pub mod tts;
 #[cfg(feature = "vad")]

@@ -25,8 +25,13 @@ fn gcd(mut a: usize, mut b: usize) -> usize {
 
 /// A mono resampler from `rate_in` to 16 kHz with fixed-size input chunks.
 pub(crate) fn new_resampler(rate_in: u32) -> Result<Box<dyn Resampler<f32> + Send>, String> {
-    let (rin, rout) = (rate_in as usize, HERMES_RATE as usize);
-    if rin == 0 {
+    new_resampler_to(rate_in, HERMES_RATE)
+}
+
+/// A mono resampler from `rate_in` to `rate_out` with fixed-size input chunks.
+fn new_resampler_to(rate_in: u32, rate_out: u32) -> Result<Box<dyn Resampler<f32> + Send>, String> {
+    let (rin, rout) = (rate_in as usize, rate_out as usize);
+    if rin == 0 || rout == 0 {
         return Err("sample rate 0".into());
     }
     if rin / gcd(rin, rout) <= MAX_FFT_PERIOD {
@@ -47,13 +52,18 @@ pub(crate) fn new_resampler(rate_in: u32) -> Result<Box<dyn Resampler<f32> + Sen
 /// Resample a whole mono clip to 16 kHz. The output has `ceil(len * 16000 / rate_in)` samples, start-up delay
 /// removed (the clip keeps its timing).
 pub(crate) fn resample_clip(mono: &[f32], rate_in: u32) -> Result<Vec<f32>, String> {
-    if rate_in == HERMES_RATE {
+    resample_clip_to(mono, rate_in, HERMES_RATE)
+}
+
+/// Resample a whole mono clip from `rate_in` to `rate_out`, as [`resample_clip`] does to 16 kHz.
+pub(crate) fn resample_clip_to(mono: &[f32], rate_in: u32, rate_out: u32) -> Result<Vec<f32>, String> {
+    if rate_in == rate_out {
         return Ok(mono.to_vec());
     }
     if mono.is_empty() {
         return Ok(Vec::new());
     }
-    let mut r = new_resampler(rate_in)?;
+    let mut r = new_resampler_to(rate_in, rate_out)?;
     let input = InterleavedSlice::new(mono, 1, mono.len()).map_err(|e| e.to_string())?;
     let out = r.process_all(&input, mono.len(), None).map_err(|e| e.to_string())?;
     Ok(out.take_data())

@@ -1,8 +1,13 @@
-//! Speaking replies aloud with the system TTS: speech-dispatcher on Linux, through the `tts` crate.
+//! Speaking replies aloud. On Linux the app plays read-aloud itself when eSpeak NG is installed — the voice
+//! speech-dispatcher's default module speaks with, synthesised by the `espeak-ng` program ([`crate::espeak`]) and
+//! played through an output stream of the app's own ([`crate::player`]), so that hands-free's echo canceller gets
+//! what is played before the speakers play it ([`Speaker::set_echo_reference`]) and a barge-in silences it within
+//! one period. Otherwise (or with `HERMES_TTS=speech-dispatcher`), and on macOS and Windows, the system TTS through
+//! the `tts` crate: speech-dispatcher, AVSpeechSynthesizer, WinRT.
 //!
-//! [`Speaker`] owns the TTS engine on a thread of its own (the engine is not `Send`), so the handle is `Send + Sync`
-//! and can live in the app's shared state. [`split_sentences`] is always available; the engine needs the cargo
-//! feature `tts` (system packages: see the crate README).
+//! [`Speaker`] owns the engine on a thread of its own (neither engine is `Send`), so the handle is `Send + Sync`
+//! and can live in the app's shared state. [`split_sentences`] is always available; the system engine needs the
+//! cargo feature `tts` (system packages: see the crate README), the app's own player the feature `capture`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,6 +62,8 @@ pub struct SpeakerConfig {
     pub voice: Option<String>,
     /// Speaking rate relative to normal (1.0 = normal, 2.0 ≈ twice as fast), clamped to the engine's range.
     pub rate: Option<f32>,
+    /// Use the system TTS even where the app can play read-aloud itself (as `HERMES_TTS=speech-dispatcher` does).
+    pub system: bool,
 }
 
 /// Turn a (markdown) reply into sentences to speak: code blocks are left out, markup and link targets removed,
@@ -118,6 +125,17 @@ fn strip_inline(s: &str) -> String {
 
 type EventFn = Arc<dyn Fn(SpeakerEvent) + Send + Sync>;
 
+/// A voice by id or name (case-insensitive), else by language tag, else the first whose name contains `want`.
+#[cfg(any(feature = "tts", all(target_os = "linux", feature = "capture")))]
+fn pick_voice<'a>(voices: &'a [VoiceInfo], want: &str) -> Option<&'a VoiceInfo> {
+    let w = want.to_lowercase();
+    voices
+        .iter()
+        .find(|v| v.id.to_lowercase() == w || v.name.to_lowercase() == w)
+        .or_else(|| voices.iter().find(|v| v.language.to_lowercase() == w))
+        .or_else(|| voices.iter().find(|v| v.name.to_lowercase().contains(&w)))
+}
+
 #[allow(dead_code)] // some variants only used with the `tts` feature
 enum Cmd {
     Speak(Vec<String>),
@@ -127,6 +145,14 @@ enum Cmd {
     Voices(mpsc::Sender<Result<Vec<VoiceInfo>, TtsError>>),
     Begin(u64),
     End(u64),
+    /// The app's own player: what its audio callback saw.
+    #[cfg(all(target_os = "linux", feature = "capture"))]
+    Played(crate::player::PlayerEvent),
+    /// The app's own player: where what it plays goes as the echo canceller's reference.
+    #[cfg(all(target_os = "linux", feature = "capture"))]
+    Reference(Option<crate::player::ReferenceSink>),
+    /// A sentence could not be synthesised.
+    Failed(TtsError),
     Shutdown,
 }
 
@@ -134,6 +160,7 @@ enum Cmd {
 pub struct Speaker {
     tx: mpsc::Sender<Cmd>,
     speaking: Arc<AtomicBool>,
+    plays_itself: bool,
     join: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -156,10 +183,16 @@ impl Speaker {
         let (tx2, sp2) = (tx.clone(), speaking.clone());
         let join = std::thread::Builder::new()
             .name("hermes-voice-tts".into())
-            .spawn(move || backend::run(config, on_event, tx2, rx, sp2, ready_tx))
+            .spawn(move || {
+                #[cfg(all(target_os = "linux", feature = "capture"))]
+                if !config.system && own::usable() {
+                    return own::run(config, on_event, tx2, rx, sp2, ready_tx);
+                }
+                backend::run(config, on_event, tx2, rx, sp2, ready_tx)
+            })
             .map_err(|e| TtsError::Failed(e.to_string()))?;
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(Self { tx, speaking, join: Some(join) }),
+            Ok(Ok(plays_itself)) => Ok(Self { tx, speaking, plays_itself, join: Some(join) }),
             Ok(Err(e)) => {
                 let _ = join.join();
                 Err(e)
@@ -208,6 +241,31 @@ impl Speaker {
         self.tx.send(Cmd::Voices(rtx)).map_err(|_| TtsError::Closed)?;
         rrx.recv().map_err(|_| TtsError::Closed)?
     }
+
+    /// Does the app play read-aloud itself (so [`Speaker::set_echo_reference`] works), rather than the system TTS?
+    pub fn plays_itself(&self) -> bool {
+        self.plays_itself
+    }
+
+    /// Hand everything the app plays from now on (silence included, at 16 kHz, before the speakers play it) to the
+    /// echo canceller as its reference, or stop (`None`). The output stream runs while a canceller is attached.
+    /// Only when [`Speaker::plays_itself`]; otherwise `Unavailable`.
+    #[cfg(feature = "aec")]
+    pub fn set_echo_reference(&self, aec: Option<crate::aec::SharedEchoCanceller>) -> Result<(), TtsError> {
+        if !self.plays_itself {
+            return Err(TtsError::Unavailable("read-aloud is played by the system, not the app".into()));
+        }
+        #[cfg(all(target_os = "linux", feature = "capture"))]
+        {
+            let sink = aec.map(|a| Box::new(move |block: &[i16]| a.render(block)) as crate::player::ReferenceSink);
+            self.tx.send(Cmd::Reference(sink)).map_err(|_| TtsError::Closed)
+        }
+        #[cfg(not(all(target_os = "linux", feature = "capture")))]
+        {
+            drop(aec);
+            Err(TtsError::Unavailable("read-aloud is played by the system, not the app".into()))
+        }
+    }
 }
 
 impl Drop for Speaker {
@@ -229,7 +287,7 @@ mod backend {
         _tx: mpsc::Sender<Cmd>,
         _rx: mpsc::Receiver<Cmd>,
         _speaking: Arc<AtomicBool>,
-        ready: mpsc::Sender<Result<(), TtsError>>,
+        ready: mpsc::Sender<Result<bool, TtsError>>,
     ) {
         let _ = ready.send(Err(TtsError::Unavailable("hermes-voice was built without the `tts` feature".into())));
     }
@@ -267,14 +325,11 @@ mod backend {
 
     fn set_voice(t: &mut tts::Tts, want: &str) -> Result<(), TtsError> {
         let voices = t.voices().map_err(failed)?;
-        let w = want.to_lowercase();
-        let v = voices
-            .iter()
-            .find(|v| v.id().to_lowercase() == w || v.name().to_lowercase() == w)
-            .or_else(|| voices.iter().find(|v| v.language().to_string().to_lowercase() == w))
-            .or_else(|| voices.iter().find(|v| v.name().to_lowercase().contains(&w)))
+        let infos: Vec<VoiceInfo> = voices.iter().map(voice_info).collect();
+        let at = pick_voice(&infos, want)
+            .and_then(|p| infos.iter().position(|v| std::ptr::eq(v, p)))
             .ok_or_else(|| TtsError::Failed(format!("no voice \"{want}\"")))?;
-        t.set_voice(v).map_err(failed)
+        t.set_voice(&voices[at]).map_err(failed)
     }
 
     fn set_rate(t: &mut tts::Tts, rel: f32) -> Result<(), TtsError> {
@@ -294,7 +349,7 @@ mod backend {
         tx: mpsc::Sender<Cmd>,
         rx: mpsc::Receiver<Cmd>,
         speaking: Arc<AtomicBool>,
-        ready: mpsc::Sender<Result<(), TtsError>>,
+        ready: mpsc::Sender<Result<bool, TtsError>>,
     ) {
         let mut t = match tts::Tts::default() {
             Ok(t) => t,
@@ -325,7 +380,7 @@ mod backend {
         if let Some(r) = config.rate {
             let _ = set_rate(&mut t, r);
         }
-        let _ = ready.send(Ok(()));
+        let _ = ready.send(Ok(false));
 
         let emit = |e| on_event(e);
         let mut pending: HashSet<u64> = HashSet::new();
@@ -391,6 +446,9 @@ mod backend {
                 Cmd::Voices(reply) => {
                     let _ = reply.send(t.voices().map(|vs| vs.iter().map(voice_info).collect()).map_err(failed));
                 }
+                Cmd::Failed(e) => emit(SpeakerEvent::Error(e)),
+                #[cfg(all(target_os = "linux", feature = "capture"))]
+                Cmd::Played(_) | Cmd::Reference(_) => {}
                 Cmd::Shutdown => {
                     let _ = t.stop();
                     break;
@@ -400,6 +458,189 @@ mod backend {
         speaking.store(false, Ordering::Relaxed);
         let _ = t.on_utterance_begin(None);
         let _ = t.on_utterance_end(None);
+    }
+}
+
+/// The app's own read-aloud on Linux: eSpeak NG's program makes each sentence, [`crate::player`] plays it.
+#[cfg(all(target_os = "linux", feature = "capture"))]
+mod own {
+    use std::sync::mpsc::RecvTimeoutError;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::espeak;
+    use crate::player::{PlayQueue, Player, PlayerEvent};
+
+    /// The output stream closes after this long with nothing to play and no canceller listening.
+    const CLOSE_IDLE_AFTER: Duration = Duration::from_secs(3);
+
+    /// eSpeak NG is installed, and the system engine was not asked for (`HERMES_TTS=speech-dispatcher`).
+    pub(super) fn usable() -> bool {
+        std::env::var("HERMES_TTS").map_or(true, |v| v != "speech-dispatcher") && espeak::available()
+    }
+
+    fn resolve(voices: &[VoiceInfo], want: &str) -> Result<String, TtsError> {
+        pick_voice(voices, want).map(|v| v.id.clone()).ok_or_else(|| TtsError::Failed(format!("no voice \"{want}\"")))
+    }
+
+    pub(super) fn run(
+        config: SpeakerConfig,
+        on_event: EventFn,
+        tx: mpsc::Sender<Cmd>,
+        rx: mpsc::Receiver<Cmd>,
+        speaking: Arc<AtomicBool>,
+        ready: mpsc::Sender<Result<bool, TtsError>>,
+    ) {
+        let mut voices: Option<Vec<VoiceInfo>> = None;
+        let all_voices = |cache: &mut Option<Vec<VoiceInfo>>| -> Result<Vec<VoiceInfo>, TtsError> {
+            if cache.is_none() {
+                *cache = Some(espeak::voices()?);
+            }
+            Ok(cache.clone().unwrap_or_default())
+        };
+        let mut voice: Option<String> = None;
+        if let Some(want) = config.voice.as_deref().filter(|v| !v.is_empty()) {
+            match all_voices(&mut voices).and_then(|vs| resolve(&vs, want)) {
+                Ok(v) => voice = Some(v),
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                    return;
+                }
+            }
+        }
+        let mut wpm = config.rate.map_or(espeak::NORMAL_WPM, espeak::wpm);
+        let queue = PlayQueue::default();
+
+        // the synthesis on a thread of its own, so that a stop is heard while a sentence is being made
+        let (synth_tx, synth_rx) = mpsc::channel::<(u64, String, Option<String>, u32)>();
+        let (q, failed) = (queue.clone(), tx.clone());
+        let synth = std::thread::Builder::new().name("hermes-voice-synth".into()).spawn(move || {
+            for (generation, text, voice, wpm) in synth_rx {
+                if !q.is_current(generation) {
+                    continue;
+                }
+                match espeak::synthesize(&text, voice.as_deref(), wpm) {
+                    Ok(pcm) => q.push(generation, Some((pcm.samples, pcm.rate))),
+                    Err(e) => {
+                        q.push(generation, None);
+                        let _ = failed.send(Cmd::Failed(e));
+                    }
+                }
+            }
+        });
+        let synth = match synth {
+            Ok(j) => j,
+            Err(e) => {
+                let _ = ready.send(Err(TtsError::Failed(e.to_string())));
+                return;
+            }
+        };
+        let _ = ready.send(Ok(true));
+
+        let emit = |e| on_event(e);
+        let mut player: Option<Player> = None;
+        let mut idle_since: Option<Instant> = None;
+        let open = |player: &mut Option<Player>| -> Result<(), TtsError> {
+            if player.is_none() {
+                let tx = tx.clone();
+                let p = Player::open(queue.clone(), move |e| {
+                    let _ = tx.send(Cmd::Played(e));
+                })
+                .map_err(|e| TtsError::Failed(format!("cannot play read-aloud: {e}")))?;
+                *player = Some(p);
+            }
+            Ok(())
+        };
+        loop {
+            let cmd = match rx.recv_timeout(Duration::from_millis(500)) {
+                Ok(c) => c,
+                Err(RecvTimeoutError::Timeout) => {
+                    // nothing to play and nobody listening: the stream goes (waiting costs nothing)
+                    if player.is_some() && queue.is_idle() && !queue.has_reference() {
+                        let since = *idle_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= CLOSE_IDLE_AFTER {
+                            player = None;
+                            idle_since = None;
+                        }
+                    } else {
+                        idle_since = None;
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            };
+            match cmd {
+                Cmd::Speak(sentences) => {
+                    idle_since = None;
+                    if let Err(e) = open(&mut player) {
+                        emit(SpeakerEvent::Error(e));
+                        continue;
+                    }
+                    let generation = queue.expect(sentences.len());
+                    for s in sentences {
+                        let _ = synth_tx.send((generation, s, voice.clone(), wpm));
+                    }
+                }
+                Cmd::Played(PlayerEvent::Started) => {
+                    // (a stop may have come between the callback and here)
+                    if !queue.is_idle() && !speaking.swap(true, Ordering::Relaxed) {
+                        emit(SpeakerEvent::Started);
+                    }
+                }
+                Cmd::Played(PlayerEvent::Ended) => {
+                    if speaking.swap(false, Ordering::Relaxed) {
+                        emit(SpeakerEvent::Ended);
+                    }
+                }
+                Cmd::Played(PlayerEvent::Failed) => {
+                    // the output went away: a new stream on the next sentence (or now, for a listening canceller)
+                    player = None;
+                    let was = queue.stop() | speaking.swap(false, Ordering::Relaxed);
+                    if was {
+                        emit(SpeakerEvent::Stopped);
+                    }
+                    emit(SpeakerEvent::Error(TtsError::Failed("the audio output went away".into())));
+                    if queue.has_reference() {
+                        let _ = open(&mut player);
+                    }
+                }
+                Cmd::Stop => {
+                    let was = queue.stop() | speaking.swap(false, Ordering::Relaxed);
+                    if was {
+                        emit(SpeakerEvent::Stopped);
+                    }
+                }
+                Cmd::SetRate(r) => wpm = espeak::wpm(r),
+                Cmd::SetVoice(v, reply) => {
+                    let r = if v.is_empty() {
+                        voice = None;
+                        Ok(())
+                    } else {
+                        all_voices(&mut voices).and_then(|vs| resolve(&vs, &v)).map(|id| voice = Some(id))
+                    };
+                    let _ = reply.send(r);
+                }
+                Cmd::Voices(reply) => {
+                    let _ = reply.send(all_voices(&mut voices));
+                }
+                Cmd::Reference(sink) => {
+                    let on = sink.is_some();
+                    queue.set_reference(sink);
+                    if on && let Err(e) = open(&mut player) {
+                        emit(SpeakerEvent::Error(e));
+                    }
+                }
+                Cmd::Failed(e) => emit(SpeakerEvent::Error(e)),
+                Cmd::Begin(_) | Cmd::End(_) => {}
+                Cmd::Shutdown => break,
+            }
+        }
+        queue.stop();
+        queue.set_reference(None);
+        speaking.store(false, Ordering::Relaxed);
+        drop(player);
+        drop(synth_tx);
+        let _ = synth.join();
     }
 }
 

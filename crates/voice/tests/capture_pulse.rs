@@ -381,16 +381,36 @@ fn cpu_of_an_echo_reference_on_a_low_latency_sink(p: &mut Pulse, dir: &Path) {
     assert!(ours < 20.0, "{ours} % CPU");
 }
 
-#[cfg(feature = "tts")]
+/// Read-aloud as the app plays it on Linux: eSpeak NG's program and the app's own output stream, which hands the
+/// echo canceller what it plays.
+#[cfg(all(feature = "tts", feature = "aec"))]
 fn tts_speaks_and_stops(_p: &mut Pulse, _dir: &Path) {
+    speaks_and_stops(false);
+}
+
+/// Read-aloud through speech-dispatcher (asked for, or no eSpeak NG program): the same events, no reference.
+#[cfg(all(feature = "tts", feature = "aec"))]
+fn tts_through_speech_dispatcher(_p: &mut Pulse, _dir: &Path) {
+    speaks_and_stops(true);
+}
+
+#[cfg(all(feature = "tts", feature = "aec"))]
+fn speaks_and_stops(system: bool) {
+    use hermes_voice::aec::{AUDIBLE_RMS, AecOptions, SharedEchoCanceller};
     use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
     use std::sync::mpsc;
     let (tx, rx) = mpsc::channel();
-    let speaker = Speaker::new(SpeakerConfig { voice: None, rate: Some(1.3) }, move |e| {
+    let app_plays = !system;
+    let speaker = Speaker::new(SpeakerConfig { voice: None, rate: Some(1.3), system }, move |e| {
         let _ = tx.send(e);
     })
-    .expect("speech-dispatcher");
-    assert!(!speaker.voices().unwrap().is_empty());
+    .expect("read-aloud");
+    assert_eq!(speaker.plays_itself(), app_plays);
+    let voices = speaker.voices().unwrap();
+    assert!(voices.iter().any(|v| v.name == "English (Great Britain)"), "{} voices", voices.len());
+    // the canceller hears what the app plays (silence too, from the start); the system TTS cannot give it
+    let aec = SharedEchoCanceller::ahead_of_playback(AecOptions::default());
+    assert_eq!(speaker.set_echo_reference(Some(aec.clone())).is_ok(), app_plays);
     let rec = Recorder::new().start(None).unwrap();
     wait_audio(&rec);
     assert_eq!(speaker.speak_sentences("Hello from Hermes. This is the second sentence.").unwrap(), 2);
@@ -402,6 +422,15 @@ fn tts_speaks_and_stops(_p: &mut Pulse, _dir: &Path) {
     let (a, b) = active(&got, 300).expect("TTS produced no audio in the sink");
     eprintln!("    tts: {:.2} s of speech, rms {:.3}", (b - a) as f64 / 16_000.0, rms(&got[a..b]));
     assert!((b - a) > 16_000);
+    let st = aec.stats();
+    if app_plays {
+        // every second of the sentences reached the canceller as loud playback
+        assert!(st.heard_ms as f64 > 0.6 * (b - a) as f64 / 16.0, "{st:?} for {} ms of speech", (b - a) / 16);
+        // …and silence before and after it: the microphone's frames are never held for want of playback
+        assert!(aec.capture(&vec![0; 8_000]).len() >= 8_000 - 160, "{st:?}");
+    } else {
+        assert_eq!(st.heard_ms, 0);
+    }
 
     // barge-in
     speaker
@@ -417,6 +446,16 @@ fn tts_speaks_and_stops(_p: &mut Pulse, _dir: &Path) {
     eprintln!("    tts: stopped in {:.0} ms", t.elapsed().as_secs_f64() * 1000.0);
     assert!(!speaker.is_speaking());
     assert!(rx.recv_timeout(Duration::from_secs(2)).is_err(), "no Ended after Stopped");
+    // detached, the canceller hears nothing more of what is played
+    if app_plays {
+        speaker.set_echo_reference(None).unwrap();
+        let heard = aec.stats().heard_ms;
+        speaker.speak_sentences("One more sentence.").unwrap();
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), SpeakerEvent::Started);
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)).unwrap(), SpeakerEvent::Ended);
+        assert_eq!(aec.stats().heard_ms, heard);
+        assert!(aec.stats().far_rms < AUDIBLE_RMS);
+    }
 }
 
 /// The daemon dies mid-recording: a typed error, no panic, no hang. Runs last (it kills the daemon).
@@ -448,8 +487,10 @@ fn main() {
         ("cpu_of_an_echo_reference_on_a_low_latency_sink", cpu_of_an_echo_reference_on_a_low_latency_sink),
         ("a_stalled_recorder_loses_nothing", a_stalled_recorder_loses_nothing),
     ];
-    #[cfg(feature = "tts")]
+    #[cfg(all(feature = "tts", feature = "aec"))]
     cases.push(("tts_speaks_and_stops", tts_speaks_and_stops));
+    #[cfg(all(feature = "tts", feature = "aec"))]
+    cases.push(("tts_through_speech_dispatcher", tts_through_speech_dispatcher));
     cases.push(("device_lost", device_lost));
     common::run_cases("capture_pulse", &["pulseaudio", "pactl", "paplay", "parec", "espeak-ng"], cases);
 }

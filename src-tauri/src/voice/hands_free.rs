@@ -1,10 +1,13 @@
 //! Hands-free's side of the shell: the echo canceller's reference recording, the listener's and the live input's
 //! events to the page, and the microphone's state for the tray (with its "Stop listening").
 
+use std::sync::Arc;
+
 use hermes_voice::aec::{AecOptions, SharedEchoCanceller};
 use hermes_voice::capture::{Recorder, RecorderConfig, Recording};
 use hermes_voice::listener::ListenerEvent;
 use hermes_voice::live::InputChange;
+use hermes_voice::tts::Speaker;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager};
 
@@ -57,9 +60,44 @@ pub fn mic_lost_message(named: Option<&str>) -> String {
     }
 }
 
-/// The echo canceller for hands-free and the recording that feeds it what the speakers play (the default output's
-/// monitor). `None`, and hands-free listens without it, where there is no monitor or it cannot be opened.
-pub(super) fn start_echo_reference(opts: AecOptions) -> Option<(SharedEchoCanceller, Recording)> {
+/// What feeds the echo canceller what the speakers play.
+pub(super) enum EchoReference {
+    /// The app plays read-aloud itself and hands the canceller each period before it is played.
+    Player(Arc<Speaker>),
+    /// The system TTS plays it: a recording of the default output's monitor.
+    Monitor(Recording),
+}
+
+impl EchoReference {
+    pub(super) fn end(self) {
+        match self {
+            EchoReference::Player(s) => {
+                let _ = s.set_echo_reference(None);
+            }
+            EchoReference::Monitor(r) => r.cancel(),
+        }
+    }
+}
+
+/// The echo canceller for hands-free and what feeds it: the app's own read-aloud when `speaker` plays itself, else
+/// a recording of the default output's monitor. `None`, and hands-free listens without it, where neither can be had.
+pub(super) fn start_echo_reference(
+    opts: AecOptions,
+    speaker: Option<Arc<Speaker>>,
+) -> Option<(SharedEchoCanceller, EchoReference)> {
+    if let Some(sp) = speaker.filter(|s| s.plays_itself()) {
+        let aec = SharedEchoCanceller::ahead_of_playback(opts);
+        match sp.set_echo_reference(Some(aec.clone())) {
+            Ok(()) => {
+                tracing::info!(
+                    noise_suppression = opts.noise_suppression,
+                    "hands-free with echo cancellation (read-aloud played by the app)"
+                );
+                return Some((aec, EchoReference::Player(sp)));
+            }
+            Err(e) => tracing::warn!("the app's read-aloud cannot feed the echo canceller ({e}): trying the monitor"),
+        }
+    }
     let Some(monitor) = hermes_voice::capture::playback_monitor() else {
         tracing::info!("no output monitor (PulseAudio/PipeWire): hands-free without echo cancellation");
         return None;
@@ -70,7 +108,7 @@ pub(super) fn start_echo_reference(opts: AecOptions) -> Option<(SharedEchoCancel
     match Recorder::with_config(config).on_samples(move |block| feed.render(block)).start(Some(&monitor)) {
         Ok(rec) => {
             tracing::info!(%monitor, noise_suppression = opts.noise_suppression, "hands-free with echo cancellation");
-            Some((aec, rec))
+            Some((aec, EchoReference::Monitor(rec)))
         }
         Err(e) => {
             tracing::warn!(%monitor, "cannot record the output monitor ({e}): hands-free without echo cancellation");
