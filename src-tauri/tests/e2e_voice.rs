@@ -852,6 +852,8 @@ fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
     assert_eq!(barge, json!(0), "barge-in on the app's own voice");
     assert!(sent.is_empty(), "the app's own voice was sent as the user's: {sent:?}\n{voice_log:#?}");
     assert!(log.contains("hands-free with echo cancellation"), "the canceller was not on");
+    // eSpeak NG is here: the app plays read-aloud itself and hands the canceller its reference (no monitor)
+    assert!(log.contains("read-aloud played by the app"), "{voice_log:#?}");
 
     // The user talks over the next reply: it stops, and what they said goes to the agent.
     say(&sentences[..8].join(" "));
@@ -1160,10 +1162,16 @@ fn bench_voice_barge_in_on_speakers() {
                 rain. Remember to take an umbrella. Your package was delivered to the front desk. The report is \
                 attached to this message. I converted it to PDF as you wanted. There were two errors in the second \
                 table.";
-    // the audio threads: the microphone's and the echo reference's recorders (their worker, cpal's stream and the
-    // PulseAudio client's threads, which inherit the worker's name); the canceller runs in the microphone's worker
+    // the audio threads: the microphone's recorder (its worker, cpal's stream and the PulseAudio client's threads,
+    // which inherit the worker's name: the canceller's microphone side runs in the worker) and read-aloud's player
+    // (the TTS thread's output stream and client: the canceller's playback side runs in its callback); read-aloud
+    // plays through the same stream with the canceller off, so the difference is the canceller's. (With the system
+    // TTS, the echo reference's recorder is a `hermes-voice-ca…` thread too.)
     let capture_threads = |by: &std::collections::HashMap<u32, (String, u64)>| -> u64 {
-        by.values().filter(|(n, _)| n.starts_with("hermes-voice-ca")).map(|(_, t)| t).sum()
+        by.values()
+            .filter(|(n, _)| n.starts_with("hermes-voice-ca") || n.starts_with("hermes-voice-tt"))
+            .map(|(_, t)| t)
+            .sum()
     };
 
     // 1. the canceller's cost: hands-free while a reply is read aloud, with and without it, twice each in turn
