@@ -30,20 +30,32 @@ pub(crate) fn new_resampler(rate_in: u32) -> Result<Box<dyn Resampler<f32> + Sen
 
 /// A mono resampler from `rate_in` to `rate_out` with fixed-size input chunks.
 fn new_resampler_to(rate_in: u32, rate_out: u32) -> Result<Box<dyn Resampler<f32> + Send>, String> {
+    new_resampler_chunk(rate_in, rate_out, CHUNK)
+}
+
+/// The streaming resampler's input chunk: 10 ms. It hands out audio one chunk (plus its filter's delay) after it came
+/// in: with [`CHUNK`] (1024 frames, which rubato rounds up to 30 ms at 44.1 kHz) the microphone's first output came
+/// 50 ms after its input, with 10 ms after 10–30 ms — the difference is heard in how soon hands-free hears the user
+/// (barge-in) — and the passband is still flat to 7 kHz (`tests/resampler_quality.rs`).
+fn stream_chunk(rate_in: u32) -> usize {
+    (rate_in as usize / 100).max(64)
+}
+
+fn new_resampler_chunk(rate_in: u32, rate_out: u32, chunk: usize) -> Result<Box<dyn Resampler<f32> + Send>, String> {
     let (rin, rout) = (rate_in as usize, rate_out as usize);
     if rin == 0 || rout == 0 {
         return Err("sample rate 0".into());
     }
     if rin / gcd(rin, rout) <= MAX_FFT_PERIOD {
         // One sub-chunk: the largest FFT for the chunk, hence the narrowest transition band (flat to 7 kHz).
-        Fft::<f32>::new_custom(rin, rout, CHUNK, 1, 1, WindowFunction::BlackmanHarris2, FixedSync::Input)
+        Fft::<f32>::new_custom(rin, rout, chunk, 1, 1, WindowFunction::BlackmanHarris2, FixedSync::Input)
             .map(|r| Box::new(r) as Box<dyn Resampler<f32> + Send>)
             .map_err(|e| e.to_string())
     } else {
         let params = SincInterpolationParameters::new(256, WindowFunction::BlackmanHarris2)
             .oversampling_factor(256)
             .interpolation(SincInterpolationType::Cubic);
-        Async::<f32>::new_sinc(rout as f64 / rin as f64, 1.0, &params, CHUNK, 1, FixedAsync::Input)
+        Async::<f32>::new_sinc(rout as f64 / rin as f64, 1.0, &params, chunk, 1, FixedAsync::Input)
             .map(|r| Box::new(r) as Box<dyn Resampler<f32> + Send>)
             .map_err(|e| e.to_string())
     }
@@ -91,7 +103,10 @@ impl std::fmt::Debug for StreamResampler {
 impl StreamResampler {
     /// A streaming resampler from `rate_in` Hz (mono) to 16 kHz.
     pub fn new(rate_in: u32) -> Result<Self, String> {
-        let inner = if rate_in == HERMES_RATE { None } else { Some(new_resampler(rate_in)?) };
+        let inner = match rate_in {
+            HERMES_RATE => None,
+            _ => Some(new_resampler_chunk(rate_in, HERMES_RATE, stream_chunk(rate_in))?),
+        };
         let (out_max, to_trim) = inner.as_ref().map(|r| (r.output_frames_max(), r.output_delay())).unwrap_or((0, 0));
         Ok(Self {
             inner,
