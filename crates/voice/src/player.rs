@@ -3,7 +3,7 @@
 //! canceller — *before* the speakers play it. Compared with recording the output's monitor, the canceller gets its
 //! reference with no recording at all (the monitor of a sink with speech-dispatcher's 2 ms stream on it posts
 //! ~2,000 blocks a second), earlier than the echo by the output's own latency rather than after it, and stopping
-//! is ours: the queue is dropped and the stream plays silence from its next period (≤ 20 ms of buffer).
+//! is ours: the queue is dropped and the stream plays silence from its next period (≤ 40 ms of buffer).
 //!
 //! The stream lives on the thread that made the [`Player`] (a `cpal::Stream` is not `Send` everywhere); the audio
 //! callback and the other threads meet in a [`PlayQueue`].
@@ -17,8 +17,8 @@ use crate::resample::HERMES_RATE;
 
 /// The stream's rate: eSpeak NG's own, so its voices are played as they are made.
 pub const PLAY_RATE: u32 = 22_050;
-/// One period of the output stream (10 ms); PulseAudio holds two, so a stop is heard within 20 ms.
-const PERIOD: u32 = PLAY_RATE / 100;
+/// One period of the output stream (20 ms); PulseAudio holds two.
+const PERIOD: u32 = PLAY_RATE / 50;
 
 /// What the audio callback tells the owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,7 +217,7 @@ impl Player {
         let device = host.default_output_device().ok_or("no audio output")?;
         let on_event = Arc::new(on_event);
         let mut last_err = String::new();
-        // a period of 10 ms, as the PulseAudio host honours; else what the device likes
+        // a period of 20 ms, as the PulseAudio host honours; else what the device likes
         for size in [cpal::BufferSize::Fixed(PERIOD), cpal::BufferSize::Default] {
             let config = cpal::StreamConfig { channels: 1, sample_rate: PLAY_RATE, buffer_size: size };
             let (q, ev, ev2) = (queue.clone(), on_event.clone(), on_event.clone());
