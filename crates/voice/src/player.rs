@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
 
@@ -52,6 +53,15 @@ struct State {
     /// Silence played, in samples × 16 000, not yet handed to the reference as 16 kHz zeros.
     silence_acc: u64,
     scratch: Vec<i16>,
+    /// When the audio callback last ran, and for how many samples: a callback that comes later than the sound
+    /// server's buffer lasts means the speakers played silence meanwhile (an underrun), which the reference must hold
+    /// too, or the echo would come later than the canceller expects from then on.
+    last_fill: Option<Instant>,
+    /// How long the server's buffer lasts after a callback (two periods), where the stream's periods are ours.
+    buffered: Option<Duration>,
+    /// Underruns seen, and the silence they put into the reference.
+    underruns: u64,
+    underrun_ms: u64,
 }
 
 /// The queue the audio callback plays from, shared with the threads that fill and stop it.
@@ -74,6 +84,10 @@ impl Default for PlayQueue {
             reference: None,
             silence_acc: 0,
             scratch: Vec::with_capacity(1024),
+            last_fill: None,
+            buffered: None,
+            underruns: 0,
+            underrun_ms: 0,
         })))
     }
 }
@@ -130,18 +144,46 @@ impl PlayQueue {
         }
     }
 
+    /// A new output stream plays the queue: its first callback is no underrun. `buffered`: how long the server's
+    /// buffer lasts after a callback, where it is known (a fixed period); else underruns are not looked for.
+    fn restart_clock(&self, buffered: Option<Duration>) {
+        if let Ok(mut s) = self.0.lock() {
+            s.last_fill = None;
+            s.buffered = buffered;
+        }
+    }
+
+    /// The underruns so far (the speakers went silent because a callback came late) and the silence they cost, in ms.
+    pub fn underruns(&self) -> (u64, u64) {
+        self.0.lock().map_or((0, 0), |s| (s.underruns, s.underrun_ms))
+    }
+
     pub fn has_reference(&self) -> bool {
         self.0.lock().is_ok_and(|s| s.reference.is_some())
     }
 
     /// The audio callback: fill `out` (mono at [`PLAY_RATE`]) and hand its reference on. Returns what changed.
     pub fn fill(&self, out: &mut [i16]) -> Option<PlayerEvent> {
+        self.fill_at(out, Instant::now())
+    }
+
+    fn fill_at(&self, out: &mut [i16], now: Instant) -> Option<PlayerEvent> {
         let Ok(mut guard) = self.0.lock() else {
             out.fill(0);
             return None;
         };
         let s = &mut *guard;
         s.scratch.clear();
+        // the server holds two periods: a callback later than that found the speakers silent for the rest
+        if let (Some(at), Some(buffered)) = (s.last_fill.replace(now), s.buffered) {
+            let gap = now.saturating_duration_since(at).saturating_sub(buffered);
+            if gap >= Duration::from_millis(5) {
+                s.underruns += 1;
+                s.underrun_ms += gap.as_millis() as u64;
+                let zeros = (gap.as_secs_f64() * f64::from(HERMES_RATE)) as usize;
+                s.scratch.resize(zeros, 0);
+            }
+        }
         let mut event = None;
         let mut i = 0;
         while i < out.len() {
@@ -220,6 +262,9 @@ impl Player {
         // a period of 20 ms, as the PulseAudio host honours; else what the device likes
         for size in [cpal::BufferSize::Fixed(PERIOD), cpal::BufferSize::Default] {
             let config = cpal::StreamConfig { channels: 1, sample_rate: PLAY_RATE, buffer_size: size };
+            let buffered = matches!(size, cpal::BufferSize::Fixed(_))
+                .then(|| Duration::from_secs_f64(2.0 * f64::from(PERIOD) / f64::from(PLAY_RATE)));
+            queue.restart_clock(buffered);
             let (q, ev, ev2) = (queue.clone(), on_event.clone(), on_event.clone());
             let built = device.build_output_stream::<i16, _, _>(
                 config,
@@ -284,6 +329,32 @@ mod tests {
         let loud = |s: &[i16]| s.iter().map(|&x| i32::from(x).abs()).max().unwrap_or(0);
         assert!(loud(&r[8_000..15_900]) > 5_000);
         assert_eq!(loud(&r[16_010..]), 0);
+    }
+
+    #[test]
+    fn a_late_callback_puts_the_silence_the_speakers_played_into_the_reference() {
+        let (q, got) = recorded();
+        let (mut out, t0) = (vec![0i16; 441], Instant::now());
+        q.restart_clock(Some(Duration::from_millis(40)));
+        // 20 ms periods on time: nothing but the periods themselves
+        for i in 0..10 {
+            q.fill_at(&mut out, t0 + Duration::from_millis(20 * i));
+        }
+        assert_eq!(got.lock().unwrap().len(), 3200);
+        assert_eq!(q.underruns(), (0, 0));
+        // the next one 100 ms after the last: the two buffered periods lasted 40 ms, the speakers were silent 60 ms
+        q.fill_at(&mut out, t0 + Duration::from_millis(280));
+        assert_eq!(got.lock().unwrap().len(), 3200 + 960 + 320);
+        assert_eq!(q.underruns(), (1, 60));
+        // a new stream starts afresh
+        q.restart_clock(Some(Duration::from_millis(40)));
+        q.fill_at(&mut out, t0 + Duration::from_secs(5));
+        assert_eq!(q.underruns().0, 1);
+        // where the buffer is the device's own, a late callback is not taken for an underrun
+        q.restart_clock(None);
+        q.fill_at(&mut out, t0 + Duration::from_secs(6));
+        q.fill_at(&mut out, t0 + Duration::from_secs(7));
+        assert_eq!(q.underruns().0, 1);
     }
 
     #[test]
