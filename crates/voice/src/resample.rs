@@ -23,11 +23,6 @@ fn gcd(mut a: usize, mut b: usize) -> usize {
     a
 }
 
-/// A mono resampler from `rate_in` to 16 kHz with fixed-size input chunks.
-pub(crate) fn new_resampler(rate_in: u32) -> Result<Box<dyn Resampler<f32> + Send>, String> {
-    new_resampler_to(rate_in, HERMES_RATE)
-}
-
 /// A mono resampler from `rate_in` to `rate_out` with fixed-size input chunks.
 fn new_resampler_to(rate_in: u32, rate_out: u32) -> Result<Box<dyn Resampler<f32> + Send>, String> {
     new_resampler_chunk(rate_in, rate_out, CHUNK)
