@@ -291,7 +291,8 @@ impl VoiceState {
         self.settings.lock().map(|s| s.clone()).unwrap_or_default()
     }
 
-    /// The system TTS, connected on first use (speech-dispatcher may need a moment to spawn).
+    /// Read-aloud's speaker, made on first use (the app's own player, or the system TTS: speech-dispatcher may need a
+    /// moment to spawn).
     fn speaker(&self, app: &AppHandle) -> Result<Arc<Speaker>, String> {
         let mut g = self.speaker.lock().map_err(|e| e.to_string())?;
         if let Some(s) = g.as_ref() {

@@ -252,6 +252,16 @@ impl std::fmt::Debug for Player {
 }
 
 impl Player {
+    /// Silence now: what the sound server still holds of the stream (up to two periods) is dropped, where the host
+    /// lets us (PulseAudio); call it after [`PlayQueue::stop`].
+    pub fn flush(&self) {
+        #[cfg(target_os = "linux")]
+        #[allow(irrefutable_let_patterns)]
+        if let cpal::platform::StreamInner::PulseAudio(s) = self._stream.as_inner() {
+            let _ = s.flush();
+        }
+    }
+
     /// Open the default output and start playing `queue` (silence while it is empty). `on_event` is called from the
     /// audio callback: keep it short.
     pub fn open(queue: PlayQueue, on_event: impl Fn(PlayerEvent) + Send + Sync + 'static) -> Result<Self, String> {
@@ -273,7 +283,13 @@ impl Player {
                         ev(e);
                     }
                 },
-                move |_err: cpal::Error| ev2(PlayerEvent::Failed),
+                move |err: cpal::Error| {
+                    // an xrun is heard and over (and counted by `fill`); the stream itself goes on
+                    use cpal::ErrorKind as K;
+                    if !matches!(err.kind(), K::Xrun | K::DeviceChanged | K::RealtimeDenied) {
+                        ev2(PlayerEvent::Failed);
+                    }
+                },
                 None,
             );
             match built {

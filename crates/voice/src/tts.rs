@@ -607,6 +607,10 @@ mod own {
                 Cmd::Stop => {
                     let was = queue.stop() | speaking.swap(false, Ordering::Relaxed);
                     if was {
+                        // (the server's buffer too: the speakers fall silent now, not 40 ms later)
+                        if let Some(p) = &player {
+                            p.flush();
+                        }
                         emit(SpeakerEvent::Stopped);
                     }
                 }

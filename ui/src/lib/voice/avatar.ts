@@ -105,8 +105,8 @@ export function deriveState(i: AvatarInputs): string {
 }
 
 /**
- * A speech-like envelope 0..1 at time `t` ms (syllables of ~180 ms grouped in words): speech-dispatcher gives no
- * audio samples, so lip-sync for read-aloud follows this instead of the real signal.
+ * A speech-like envelope 0..1 at time `t` ms (syllables of ~180 ms grouped in words): read-aloud is played by the
+ * shell or the system, and no samples of it reach the page, so lip-sync follows this instead of the real signal.
  */
 export function syllableEnvelope(t: number): number {
   const syl = Math.floor(t / 180);

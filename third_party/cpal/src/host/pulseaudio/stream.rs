@@ -151,6 +151,15 @@ impl StreamTrait for Stream {
 }
 
 impl Stream {
+    /// Drops the audio the server still holds for a playback stream, so that it falls silent now rather than after
+    /// its buffer (hermes-desktop: a barge-in silences read-aloud at once). A record stream: nothing to do.
+    pub fn flush(&self) -> Result<(), Error> {
+        match &self.inner {
+            StreamInner::Playback(stream, _, _) => block_on(stream.flush()).map_err(Error::from),
+            StreamInner::Record(..) => Ok(()),
+        }
+    }
+
     pub fn new_playback<D, E>(
         client: pulseaudio::Client,
         params: protocol::PlaybackStreamParams,
