@@ -125,6 +125,18 @@ fn strip_inline(s: &str) -> String {
 
 type EventFn = Arc<dyn Fn(SpeakerEvent) + Send + Sync>;
 
+/// What an engine's thread is given: its settings, where its events go, its commands (and a sender of its own, for
+/// its callbacks), the speaking flag, and where to say whether it started (and whether it plays read-aloud itself).
+#[cfg_attr(not(any(feature = "tts", all(target_os = "linux", feature = "capture"))), allow(dead_code))]
+struct Engine {
+    config: SpeakerConfig,
+    on_event: EventFn,
+    tx: mpsc::Sender<Cmd>,
+    rx: mpsc::Receiver<Cmd>,
+    speaking: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<bool, TtsError>>,
+}
+
 /// A voice by id or name (case-insensitive), else by language tag, else the first whose name contains `want`.
 #[cfg(any(feature = "tts", all(target_os = "linux", feature = "capture")))]
 fn pick_voice<'a>(voices: &'a [VoiceInfo], want: &str) -> Option<&'a VoiceInfo> {
@@ -184,11 +196,12 @@ impl Speaker {
         let join = std::thread::Builder::new()
             .name("hermes-voice-tts".into())
             .spawn(move || {
+                let engine = Engine { config, on_event, tx: tx2, rx, speaking: sp2, ready: ready_tx };
                 #[cfg(all(target_os = "linux", feature = "capture"))]
-                if !config.system && own::usable() {
-                    return own::run(config, on_event, tx2, rx, sp2, ready_tx);
+                if !engine.config.system && own::usable() {
+                    return own::run(engine);
                 }
-                backend::run(config, on_event, tx2, rx, sp2, ready_tx)
+                backend::run(engine)
             })
             .map_err(|e| TtsError::Failed(e.to_string()))?;
         match ready_rx.recv() {
@@ -281,15 +294,9 @@ impl Drop for Speaker {
 mod backend {
     use super::*;
 
-    pub(super) fn run(
-        _config: SpeakerConfig,
-        _on_event: EventFn,
-        _tx: mpsc::Sender<Cmd>,
-        _rx: mpsc::Receiver<Cmd>,
-        _speaking: Arc<AtomicBool>,
-        ready: mpsc::Sender<Result<bool, TtsError>>,
-    ) {
-        let _ = ready.send(Err(TtsError::Unavailable("hermes-voice was built without the `tts` feature".into())));
+    pub(super) fn run(engine: Engine) {
+        let _ =
+            engine.ready.send(Err(TtsError::Unavailable("hermes-voice was built without the `tts` feature".into())));
     }
 }
 
@@ -343,14 +350,8 @@ mod backend {
         t.set_rate(v.clamp(min, max)).map(|_| ()).map_err(failed)
     }
 
-    pub(super) fn run(
-        config: SpeakerConfig,
-        on_event: EventFn,
-        tx: mpsc::Sender<Cmd>,
-        rx: mpsc::Receiver<Cmd>,
-        speaking: Arc<AtomicBool>,
-        ready: mpsc::Sender<Result<bool, TtsError>>,
-    ) {
+    pub(super) fn run(engine: Engine) {
+        let Engine { config, on_event, tx, rx, speaking, ready } = engine;
         let mut t = match tts::Tts::default() {
             Ok(t) => t,
             Err(e) => {
@@ -483,14 +484,8 @@ mod own {
         pick_voice(voices, want).map(|v| v.id.clone()).ok_or_else(|| TtsError::Failed(format!("no voice \"{want}\"")))
     }
 
-    pub(super) fn run(
-        config: SpeakerConfig,
-        on_event: EventFn,
-        tx: mpsc::Sender<Cmd>,
-        rx: mpsc::Receiver<Cmd>,
-        speaking: Arc<AtomicBool>,
-        ready: mpsc::Sender<Result<bool, TtsError>>,
-    ) {
+    pub(super) fn run(engine: Engine) {
+        let Engine { config, on_event, tx, rx, speaking, ready } = engine;
         let mut voices: Option<Vec<VoiceInfo>> = None;
         let all_voices = |cache: &mut Option<Vec<VoiceInfo>>| -> Result<Vec<VoiceInfo>, TtsError> {
             if cache.is_none() {
