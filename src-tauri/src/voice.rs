@@ -300,7 +300,7 @@ impl VoiceState {
         }
         let set = self.settings();
         let app2 = app.clone();
-        let config = SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate), system: false };
+        let config = SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate), app_plays: false };
         let made = Speaker::new(config, move |ev| {
             let (state, detail) = match ev {
                 SpeakerEvent::Started => (TtsState::Started, None),

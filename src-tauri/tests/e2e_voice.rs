@@ -852,8 +852,6 @@ fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
     assert_eq!(barge, json!(0), "barge-in on the app's own voice");
     assert!(sent.is_empty(), "the app's own voice was sent as the user's: {sent:?}\n{voice_log:#?}");
     assert!(log.contains("hands-free with echo cancellation"), "the canceller was not on");
-    // eSpeak NG is here: the app plays read-aloud itself and hands the canceller its reference (no monitor)
-    assert!(log.contains("read-aloud played by the app"), "{voice_log:#?}");
 
     // The user talks over the next reply: it stops, and what they said goes to the agent.
     say(&sentences[..8].join(" "));

@@ -1,9 +1,11 @@
-//! Speaking replies aloud. On Linux the app plays read-aloud itself when eSpeak NG is installed — the voice
+//! Speaking replies aloud: the system TTS through the `tts` crate (speech-dispatcher, AVSpeechSynthesizer,
+//! WinRT). On Linux the app can play read-aloud itself instead — asked for (`HERMES_TTS=app`,
+//! [`SpeakerConfig::app_plays`]), or where speech-dispatcher is not installed but eSpeak NG is: the voice
 //! speech-dispatcher's default module speaks with, synthesised by the `espeak-ng` program ([`crate::espeak`]) and
 //! played through an output stream of the app's own ([`crate::player`]), so that hands-free's echo canceller gets
-//! what is played before the speakers play it ([`Speaker::set_echo_reference`]) and a barge-in silences it within
-//! one period. Otherwise (or with `HERMES_TTS=speech-dispatcher`), and on macOS and Windows, the system TTS through
-//! the `tts` crate: speech-dispatcher, AVSpeechSynthesizer, WinRT.
+//! what is played before the speakers play it ([`Speaker::set_echo_reference`]) and a barge-in silences it at once.
+//! Not yet the default where speech-dispatcher is there: on the speakers rig the canceller converged less well on it
+//! (bench/README.md, "Read-aloud played by the app").
 //!
 //! [`Speaker`] owns the engine on a thread of its own (neither engine is `Send`), so the handle is `Send + Sync`
 //! and can live in the app's shared state. [`split_sentences`] is always available; the system engine needs the
@@ -62,8 +64,9 @@ pub struct SpeakerConfig {
     pub voice: Option<String>,
     /// Speaking rate relative to normal (1.0 = normal, 2.0 ≈ twice as fast), clamped to the engine's range.
     pub rate: Option<f32>,
-    /// Use the system TTS even where the app can play read-aloud itself (as `HERMES_TTS=speech-dispatcher` does).
-    pub system: bool,
+    /// Play read-aloud in the app (Linux, with the `espeak-ng` program) even where the system TTS is there, as
+    /// `HERMES_TTS=app` does.
+    pub app_plays: bool,
 }
 
 /// Turn a (markdown) reply into sentences to speak: code blocks are left out, markup and link targets removed,
@@ -198,7 +201,7 @@ impl Speaker {
             .spawn(move || {
                 let engine = Engine { config, on_event, tx: tx2, rx, speaking: sp2, ready: ready_tx };
                 #[cfg(all(target_os = "linux", feature = "capture"))]
-                if !engine.config.system && own::usable() {
+                if own::chosen(engine.config.app_plays) {
                     return own::run(engine);
                 }
                 backend::run(engine)
@@ -475,9 +478,20 @@ mod own {
     /// The output stream closes after this long with nothing to play and no canceller listening.
     const CLOSE_IDLE_AFTER: Duration = Duration::from_secs(3);
 
-    /// eSpeak NG is installed, and the system engine was not asked for (`HERMES_TTS=speech-dispatcher`).
-    pub(super) fn usable() -> bool {
-        std::env::var("HERMES_TTS").map_or(true, |v| v != "speech-dispatcher") && espeak::available()
+    /// The app plays read-aloud itself: asked for (`app_plays`, `HERMES_TTS=app`) or where speech-dispatcher's
+    /// program is not installed — and eSpeak NG's is.
+    pub(super) fn chosen(app_plays: bool) -> bool {
+        let asked = app_plays || std::env::var("HERMES_TTS").is_ok_and(|v| v == "app");
+        let no_system = || {
+            std::process::Command::new("speech-dispatcher")
+                .arg("--version")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_err()
+        };
+        (asked || no_system()) && espeak::available()
     }
 
     fn resolve(voices: &[VoiceInfo], want: &str) -> Result<String, TtsError> {

@@ -381,27 +381,26 @@ fn cpu_of_an_echo_reference_on_a_low_latency_sink(p: &mut Pulse, dir: &Path) {
     assert!(ours < 20.0, "{ours} % CPU");
 }
 
-/// Read-aloud as the app plays it on Linux: eSpeak NG's program and the app's own output stream, which hands the
-/// echo canceller what it plays.
+/// Read-aloud as the app plays it on Linux when asked (`HERMES_TTS=app`): eSpeak NG's program and the app's own
+/// output stream, which hands the echo canceller what it plays.
 #[cfg(all(feature = "tts", feature = "aec"))]
 fn tts_speaks_and_stops(_p: &mut Pulse, _dir: &Path) {
-    speaks_and_stops(false);
-}
-
-/// Read-aloud through speech-dispatcher (asked for, or no eSpeak NG program): the same events, no reference.
-#[cfg(all(feature = "tts", feature = "aec"))]
-fn tts_through_speech_dispatcher(_p: &mut Pulse, _dir: &Path) {
     speaks_and_stops(true);
 }
 
+/// Read-aloud through speech-dispatcher (the default where it is installed): the same events, no reference.
 #[cfg(all(feature = "tts", feature = "aec"))]
-fn speaks_and_stops(system: bool) {
+fn tts_through_speech_dispatcher(_p: &mut Pulse, _dir: &Path) {
+    speaks_and_stops(false);
+}
+
+#[cfg(all(feature = "tts", feature = "aec"))]
+fn speaks_and_stops(app_plays: bool) {
     use hermes_voice::aec::{AUDIBLE_RMS, AecOptions, SharedEchoCanceller};
     use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
     use std::sync::mpsc;
     let (tx, rx) = mpsc::channel();
-    let app_plays = !system;
-    let speaker = Speaker::new(SpeakerConfig { voice: None, rate: Some(1.3), system }, move |e| {
+    let speaker = Speaker::new(SpeakerConfig { voice: None, rate: Some(1.3), app_plays }, move |e| {
         let _ = tx.send(e);
     })
     .expect("read-aloud");

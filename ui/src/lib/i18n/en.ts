@@ -151,7 +151,7 @@ const en = {
   'error.app.shortcut_unavailable': 'This shortcut cannot be used: another app may already have it.',
   'error.app.shortcut_conflict': 'These keys are already another Hermes shortcut (push-to-talk, Quick Ask or screen capture). Pick other keys.',
   'error.app.not_recording': 'Nothing is being recorded.',
-  'error.app.tts_unavailable': 'Read-aloud is not available on this system: install espeak-ng (or speech-dispatcher).',
+  'error.app.tts_unavailable': 'Read-aloud is not available on this system: install speech-dispatcher (or espeak-ng).',
   'error.app.tts_failed': 'Read-aloud failed.',
   'disconnect.refused': "Can't reach {host} — connection refused",
   'disconnect.unreachable': "Can't reach {host} — no route to it (is the network up?)",

@@ -152,7 +152,7 @@ const ru: Catalog = {
   'error.app.shortcut_unavailable': 'Это сочетание нельзя использовать: возможно, его уже заняло другое приложение.',
   'error.app.shortcut_conflict': 'Эти клавиши уже заняты другим сочетанием Hermes («нажми и говори», Quick Ask или снимок экрана). Выберите другие клавиши.',
   'error.app.not_recording': 'Сейчас ничего не записывается.',
-  'error.app.tts_unavailable': 'Чтение вслух недоступно в этой системе: установите espeak-ng (или speech-dispatcher).',
+  'error.app.tts_unavailable': 'Чтение вслух недоступно в этой системе: установите speech-dispatcher (или espeak-ng).',
   'error.app.tts_failed': 'Чтение вслух не удалось.',
   'disconnect.refused': 'Не удаётся связаться с {host} — соединение отклонено',
   'disconnect.unreachable': 'Не удаётся связаться с {host} — нет маршрута (сеть работает?)',

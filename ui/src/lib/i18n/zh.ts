@@ -152,7 +152,7 @@ const zh: Catalog = {
   'error.app.shortcut_unavailable': '无法使用此快捷键：可能已被其他应用占用。',
   'error.app.shortcut_conflict': '这些按键已被 Hermes 的其他快捷键占用（按键说话、Quick Ask 或截屏）。请选择其他按键。',
   'error.app.not_recording': '当前没有在录音。',
-  'error.app.tts_unavailable': '此系统无法朗读：请安装 espeak-ng（或 speech-dispatcher）。',
+  'error.app.tts_unavailable': '此系统无法朗读：请安装 speech-dispatcher（或 espeak-ng）。',
   'error.app.tts_failed': '朗读失败。',
   'disconnect.refused': '无法连接 {host}——连接被拒绝',
   'disconnect.unreachable': '无法连接 {host}——没有到达它的路由（网络是否正常？）',
