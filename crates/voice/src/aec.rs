@@ -217,11 +217,23 @@ const LEAD: u64 = 960;
 /// A microphone frame never waits longer than this for the playback (a monitor that stalls or stops): 300 ms.
 const MAX_WAIT: usize = 4800;
 
+/// At most this much playback waits for the microphone (1 s, as much as AEC3 itself queues): the microphone may
+/// have stopped.
+const MAX_PENDING: usize = RATE as usize;
+
 /// An [`EchoCanceller`] shared by the playback's and the microphone's threads. It keeps the two in order: a block
 /// from the microphone is held until the playback of the same moment (by sample count since each started, the
 /// playback's recording started first) has been fed, [`LEAD`] ahead, or for [`MAX_WAIT`] at most.
+///
+/// The playback only ever waits for another block's append: it is handed over under a lock of its own and goes to
+/// AEC3 with the next microphone block (AEC3 queues it until then anyway). The app's player hands it over from its
+/// audio callback, which, waiting for AEC3 to process a burst of microphone frames on a busy machine, came late
+/// enough for the speakers to run dry.
 #[derive(Debug, Clone)]
-pub struct SharedEchoCanceller(Arc<Mutex<Ordered>>);
+pub struct SharedEchoCanceller {
+    inner: Arc<Mutex<Ordered>>,
+    incoming: Arc<Mutex<Vec<i16>>>,
+}
 
 #[derive(Debug)]
 struct Ordered {
@@ -249,35 +261,45 @@ impl SharedEchoCanceller {
     }
 
     fn with_lead(opts: AecOptions, lead: u64) -> Self {
-        SharedEchoCanceller(Arc::new(Mutex::new(Ordered {
+        let inner = Arc::new(Mutex::new(Ordered {
             aec: EchoCanceller::new(opts),
             lead,
             rendered: 0,
             captured: 0,
             held: std::collections::VecDeque::new(),
             unreferenced: 0,
-        })))
+        }));
+        SharedEchoCanceller { inner, incoming: Arc::default() }
     }
 
     /// [`EchoCanceller::stats`], with the ordering's own figures.
     pub fn stats(&self) -> AecStats {
-        let Ok(o) = self.0.lock() else { return AecStats::default() };
+        let Ok(o) = self.inner.lock() else { return AecStats::default() };
         let ms = |samples: u64| samples * 1000 / u64::from(RATE);
         AecStats { held_ms: ms(o.held.len() as u64), unreferenced_ms: ms(o.unreferenced), ..o.aec.stats() }
     }
 
-    /// [`EchoCanceller::render`].
+    /// [`EchoCanceller::render`], with the next microphone block.
     pub fn render(&self, block: &[i16]) {
-        if let Ok(mut o) = self.0.lock() {
-            o.aec.render(block);
-            o.rendered += block.len() as u64;
+        if let Ok(mut pending) = self.incoming.lock() {
+            pending.extend_from_slice(block);
+            let excess = pending.len().saturating_sub(MAX_PENDING);
+            pending.drain(..excess);
         }
+    }
+
+    /// What was handed over since, to AEC3.
+    fn take_playback(&self, o: &mut Ordered) {
+        let block = self.incoming.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+        o.aec.render(&block);
+        o.rendered += block.len() as u64;
     }
 
     /// The microphone starts again after a gap (its device was lost and is back, or another one took over): its
     /// next sample is of the playback's present, not of where its sample count stopped. What it held is dropped.
     pub fn resync(&self) {
-        if let Ok(mut o) = self.0.lock() {
+        if let Ok(mut o) = self.inner.lock() {
+            self.take_playback(&mut o);
             o.held.clear();
             o.captured = o.rendered;
         }
@@ -288,10 +310,11 @@ impl SharedEchoCanceller {
     /// input back as it was.
     pub fn capture(&self, block: &[i16]) -> Vec<i16> {
         let mut out = Vec::with_capacity(block.len() + FRAME);
-        let Ok(mut o) = self.0.lock() else {
+        let Ok(mut o) = self.inner.lock() else {
             out.extend_from_slice(block);
             return out;
         };
+        self.take_playback(&mut o);
         o.held.extend(block.iter().copied());
         // the microphone samples whose playback is in: up to `rendered - LEAD` in stream time, or anything beyond
         // the longest wait
@@ -387,6 +410,25 @@ mod tests {
         assert_eq!(shared.capture(&[]).len(), 800);
         shared.render(&[0; 800]);
         assert_eq!(shared.capture(&[]).len(), 800);
+    }
+
+    #[test]
+    fn the_playback_never_waits_for_the_canceller_at_work() {
+        let shared = SharedEchoCanceller::ahead_of_playback(AecOptions::default());
+        // the microphone's side holds the canceller (as while AEC3 processes a burst of frames)
+        let busy = shared.inner.lock().unwrap();
+        let (s2, (tx, rx)) = (shared.clone(), std::sync::mpsc::channel());
+        std::thread::spawn(move || {
+            s2.render(&[0; 320]);
+            let _ = tx.send(());
+        });
+        assert!(rx.recv_timeout(std::time::Duration::from_secs(5)).is_ok(), "the player's callback waited");
+        drop(busy);
+        // …and what it handed over reaches AEC3 with the next microphone block
+        assert_eq!(shared.capture(&[0; 320]).len(), 320);
+        // at most a second of it waits for a microphone that stopped
+        shared.render(&vec![0; 3 * RATE as usize]);
+        assert_eq!(shared.incoming.lock().unwrap().len(), MAX_PENDING);
     }
 
     #[test]
