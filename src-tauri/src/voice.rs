@@ -18,7 +18,7 @@ use hermes_voice::capture::{CaptureError, CaptureEvent, MAX_WAV_BYTES, Recorder,
 use hermes_voice::clip::{Clip, ClipError};
 use hermes_voice::listener::Listener;
 use hermes_voice::live::LiveInput;
-use hermes_voice::tts::{Speaker, SpeakerConfig, SpeakerEvent};
+use hermes_voice::tts::{Playback, Speaker, SpeakerConfig, SpeakerEvent};
 use hermes_voice::vad::{Segmenter, SegmenterConfig};
 use serde::{Deserialize, Serialize};
 use specta::Type;
@@ -300,7 +300,7 @@ impl VoiceState {
         }
         let set = self.settings();
         let app2 = app.clone();
-        let config = SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate), app_plays: false };
+        let config = SpeakerConfig { voice: set.tts_voice.clone(), rate: Some(set.tts_rate), playback: Playback::Auto };
         let made = Speaker::new(config, move |ev| {
             let (state, detail) = match ev {
                 SpeakerEvent::Started => (TtsState::Started, None),

@@ -1,10 +1,10 @@
 //! Speaking replies aloud: the system TTS through the `tts` crate (speech-dispatcher, AVSpeechSynthesizer,
-//! WinRT). On Linux the app can play read-aloud itself instead — asked for (`HERMES_TTS=app`,
-//! [`SpeakerConfig::app_plays`]), or where speech-dispatcher is not installed but eSpeak NG is: the voice
-//! speech-dispatcher's default module speaks with, synthesised by the `espeak-ng` program ([`crate::espeak`]) and
-//! played through an output stream of the app's own ([`crate::player`]), so that hands-free's echo canceller gets
-//! what is played before the speakers play it ([`Speaker::set_echo_reference`]) and a barge-in silences it at once.
-//! Not yet the default where speech-dispatcher is there: on the speakers rig the canceller converged less well on it
+//! WinRT). On Linux the app can play read-aloud itself instead ([`Playback`]) — asked for (`HERMES_TTS=app`,
+//! [`Playback::App`]), or where speech-dispatcher is not installed but eSpeak NG is: the voice speech-dispatcher's
+//! default module speaks with, synthesised by the `espeak-ng` program ([`crate::espeak`]) and played through an
+//! output stream of the app's own ([`crate::player`]), so that hands-free's echo canceller gets what is played
+//! before the speakers play it ([`Speaker::set_echo_reference`]) and a barge-in silences it at once. Not yet the
+//! default where speech-dispatcher is there: on the speakers rig the canceller converged less well on it
 //! (bench/README.md, "Read-aloud played by the app").
 //!
 //! [`Speaker`] owns the engine on a thread of its own (neither engine is `Send`), so the handle is `Send + Sync`
@@ -64,9 +64,21 @@ pub struct SpeakerConfig {
     pub voice: Option<String>,
     /// Speaking rate relative to normal (1.0 = normal, 2.0 ≈ twice as fast), clamped to the engine's range.
     pub rate: Option<f32>,
-    /// Play read-aloud in the app (Linux, with the `espeak-ng` program) even where the system TTS is there, as
-    /// `HERMES_TTS=app` does.
-    pub app_plays: bool,
+    /// Who plays read-aloud.
+    pub playback: Playback,
+}
+
+/// Who plays read-aloud: the app itself (Linux, with the `espeak-ng` program) or the system TTS.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Playback {
+    /// The system TTS where it is there (on Linux: the `speech-dispatcher` program), else the app (Linux with
+    /// eSpeak NG installed); `HERMES_TTS=app` or `HERMES_TTS=speech-dispatcher` decides instead when set.
+    #[default]
+    Auto,
+    /// The app (Linux with eSpeak NG installed; elsewhere the system).
+    App,
+    /// The system TTS.
+    System,
 }
 
 /// Turn a (markdown) reply into sentences to speak: code blocks are left out, markup and link targets removed,
@@ -201,7 +213,7 @@ impl Speaker {
             .spawn(move || {
                 let engine = Engine { config, on_event, tx: tx2, rx, speaking: sp2, ready: ready_tx };
                 #[cfg(all(target_os = "linux", feature = "capture"))]
-                if own::chosen(engine.config.app_plays) {
+                if own::chosen(engine.config.playback) {
                     return own::run(engine);
                 }
                 backend::run(engine)
@@ -478,10 +490,9 @@ mod own {
     /// The output stream closes after this long with nothing to play and no canceller listening.
     const CLOSE_IDLE_AFTER: Duration = Duration::from_secs(3);
 
-    /// The app plays read-aloud itself: asked for (`app_plays`, `HERMES_TTS=app`) or where speech-dispatcher's
-    /// program is not installed — and eSpeak NG's is.
-    pub(super) fn chosen(app_plays: bool) -> bool {
-        let asked = app_plays || std::env::var("HERMES_TTS").is_ok_and(|v| v == "app");
+    /// The app plays read-aloud itself: asked for (`Playback::App`, `HERMES_TTS=app`) or, with `Playback::Auto`,
+    /// where speech-dispatcher's program is not installed — and eSpeak NG's is.
+    pub(super) fn chosen(playback: Playback) -> bool {
         let no_system = || {
             std::process::Command::new("speech-dispatcher")
                 .arg("--version")
@@ -491,7 +502,16 @@ mod own {
                 .status()
                 .is_err()
         };
-        (asked || no_system()) && espeak::available()
+        let wanted = match playback {
+            Playback::App => true,
+            Playback::System => false,
+            Playback::Auto => match std::env::var("HERMES_TTS").as_deref() {
+                Ok("app") => true,
+                Ok("speech-dispatcher" | "system") => false,
+                _ => no_system(),
+            },
+        };
+        wanted && espeak::available()
     }
 
     fn resolve(voices: &[VoiceInfo], want: &str) -> Result<String, TtsError> {
