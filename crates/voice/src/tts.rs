@@ -477,7 +477,6 @@ mod backend {
     }
 }
 
-/// The app's own read-aloud on Linux: eSpeak NG's program makes each sentence, [`crate::player`] plays it.
 #[cfg(all(target_os = "linux", feature = "capture"))]
 mod own;
 

@@ -411,7 +411,7 @@ fn speaks_and_stops(app_plays: bool) {
     // the canceller hears what the app plays (silence too, from the start); the system TTS cannot give it
     let aec = SharedEchoCanceller::ahead_of_playback(AecOptions::default());
     assert_eq!(speaker.set_echo_reference(Some(aec.clone())).is_ok(), app_plays);
-    // the microphone feeds the canceller, as hands-free does (its playback goes to AEC3 in step with it)
+    // the microphone feeds the canceller, as hands-free does (the playback goes to AEC3 with each microphone block)
     let feed = aec.clone();
     let mic = Recorder::with_config(RecorderConfig { keep_samples: false, ..RecorderConfig::default() })
         .on_samples(move |b| {
