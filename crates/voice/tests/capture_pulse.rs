@@ -55,6 +55,27 @@ fn devices(_p: &mut Pulse, _dir: &Path) {
     assert_eq!(err, CaptureError::DeviceNotFound("definitely not a microphone".into()));
 }
 
+/// The child of `no_cookie_file`: prints the audio host and the input devices, one per line.
+const LIST_DEVICES_CHILD: &str = "HERMES_TEST_LIST_DEVICES";
+
+/// A user whose PulseAudio never wrote a cookie where this process looks (a fresh account, pipewire-pulse, or a
+/// cookie under another `XDG_CONFIG_HOME`) still gets the PulseAudio host: its own user's socket lets it in. Before
+/// the vendored client sent a cookie of zeros then, as libpulse does, it sent none — a protocol error — and the app
+/// fell back to ALSA with no output monitor: hands-free had no echo canceller.
+fn no_cookie_file(_p: &mut Pulse, dir: &Path) {
+    let home = dir.join("home-without-a-cookie");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(LIST_DEVICES_CHILD, "1")
+        .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("PULSE_COOKIE")
+        .output()
+        .unwrap();
+    let seen = String::from_utf8_lossy(&out.stdout);
+    assert!(seen.starts_with("PulseAudio\n") && seen.contains("vsink.monitor"), "{seen}");
+}
+
 /// espeak-ng speech played into the null sink while recording from its monitor: the WAV is 16 kHz mono PCM16 and
 /// the speech has the source's duration and level.
 fn record_speech(p: &mut Pulse, dir: &Path) {
@@ -486,8 +507,16 @@ fn device_lost(p: &mut Pulse, _dir: &Path) {
 }
 
 fn main() {
+    if std::env::var_os(LIST_DEVICES_CHILD).is_some() {
+        println!("{}", hermes_voice::capture::host_name());
+        for d in list_input_devices().unwrap_or_default() {
+            println!("{}", d.id);
+        }
+        return;
+    }
     let mut cases: Vec<Case> = vec![
         ("devices", devices),
+        ("no_cookie_file", no_cookie_file),
         ("record_speech", record_speech),
         ("exact_pipe_source", exact_pipe_source),
         ("streaming_keeps_nothing", streaming_keeps_nothing),

@@ -60,6 +60,9 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// The length of the native protocol's authentication cookie.
+const COOKIE_LENGTH: usize = 256;
+
 impl Client {
     /// Creates a new client, using the environment to find the socket and cookie file.
     ///
@@ -95,7 +98,14 @@ impl Client {
         let protocol_version;
         {
             let mut reader = BufReader::new(&mut socket);
-            let cookie = cookie.as_ref().map(AsRef::as_ref).unwrap_or(&[]).to_owned();
+            // Without a cookie, libpulse sends one of zeros: the server checks the
+            // length, and lets a client of its own user in by the socket's
+            // credentials. An empty one is a protocol error (no connection at all
+            // where no cookie file was ever written, as under pipewire-pulse).
+            let cookie = match cookie.as_ref().map(AsRef::as_ref) {
+                Some(c) if !c.is_empty() => c.to_owned(),
+                _ => vec![0; COOKIE_LENGTH],
+            };
             let auth = protocol::AuthParams {
                 version: protocol::MAX_VERSION,
                 supports_shm: false,

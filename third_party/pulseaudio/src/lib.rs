@@ -59,21 +59,27 @@ pub fn socket_path_from_env() -> Option<PathBuf> {
 }
 
 /// Attempts to find the authentication cookie from the environment, checking
-/// the following locations in order:
+/// the following locations in order (libpulse's):
 ///
 ///   - $PULSE_COOKIE
+///   - $XDG_CONFIG_HOME/pulse/cookie
 ///   - $HOME/.config/pulse/cookie
 ///   - $HOME/.pulse-cookie
 pub fn cookie_path_from_env() -> Option<PathBuf> {
     #[allow(deprecated)]
-    let home = std::env::home_dir()?;
+    let home = std::env::home_dir();
 
     let mut paths = std::env::var("PULSE_COOKIE")
         .ok()
         .map(PathBuf::from)
         .into_iter()
-        .chain(std::iter::once(home.join(".config/pulse/cookie")))
-        .chain(std::iter::once(home.join(".pulse-cookie")));
+        .chain(
+            std::env::var_os("XDG_CONFIG_HOME")
+                .filter(|d| !d.is_empty())
+                .map(|d| PathBuf::from(d).join("pulse/cookie")),
+        )
+        .chain(home.iter().map(|h| h.join(".config/pulse/cookie")))
+        .chain(home.iter().map(|h| h.join(".pulse-cookie")));
 
     paths.find(|path| path.exists())
 }
