@@ -769,6 +769,22 @@ impl Drop for SpeakerEcho {
     }
 }
 
+/// Waits for hands-free to start with the echo canceller; if it does not, says why from the app's log.
+fn canceller_started(data: &Path) {
+    let t = Instant::now();
+    while !wd::app_log(data).contains("hands-free with echo cancellation") {
+        if t.elapsed() > Duration::from_secs(20) {
+            let log = wd::app_log(data);
+            let voice: Vec<&str> = log
+                .lines()
+                .filter(|l| ["hands-free", "monitor", "canceller", "read-aloud", "voice"].iter().any(|k| l.contains(k)))
+                .collect();
+            panic!("hands-free did not start with the echo canceller:\n{}", voice.join("\n"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Hands-free on speakers (echo cancellation): 20 read-aloud sentences come back through the microphone at full level
 /// and start nothing — no utterance sent, no barge-in; then the user talks over a reply being read: it stops
 /// (barge-in) and what they said is sent. Last, the control: the same rig without the canceller does trigger.
@@ -797,9 +813,7 @@ fn e2e_voice_hands_free_on_speakers_hears_only_the_user() {
     let say = |text: &str| say(&s, text);
 
     hands_free(true);
-    until("hands-free started with the echo canceller", || {
-        wd::app_log(data.path()).contains("hands-free with echo cancellation")
-    });
+    canceller_started(data.path());
     std::thread::sleep(Duration::from_millis(800));
 
     // 20 sentences, read aloud (the devserver answers "You said: …" with them)
@@ -1292,9 +1306,7 @@ fn bench_voice_barge_in_on_speakers() {
     hands_free(false);
     let _echo = SpeakerEcho::start();
     hands_free(true);
-    until("hands-free started with the echo canceller", || {
-        wd::app_log(data.path()).contains("hands-free with echo cancellation")
-    });
+    canceller_started(data.path());
     let mut ms = rounds("the rig", ROUNDS);
     hands_free(false);
     let _ = Command::new("pactl").args(["unload-module", &room_module]).status();

@@ -245,6 +245,8 @@ struct Ordered {
     held: std::collections::VecDeque<i16>,
     /// Samples processed past the longest wait, without their playback.
     unreferenced: u64,
+    /// Where AEC3's input goes too, as it gets it ([`SharedEchoCanceller::dump_to`]).
+    dump: Option<dump::Writer>,
 }
 
 impl SharedEchoCanceller {
@@ -268,6 +270,7 @@ impl SharedEchoCanceller {
             captured: 0,
             held: std::collections::VecDeque::new(),
             unreferenced: 0,
+            dump: None,
         }));
         SharedEchoCanceller { inner, incoming: Arc::default() }
     }
@@ -288,9 +291,24 @@ impl SharedEchoCanceller {
         }
     }
 
+    /// From now on, every block AEC3 gets (the playback's and the microphone's, in the order it gets them) is also
+    /// written to `path` — a diagnostic, as WebRTC's "AEC dump": `aec_replay` (an example of this crate) runs a dump
+    /// through the canceller and the VAD again, the same way every time. The microphone is in it: only on request.
+    pub fn dump_to(&self, path: &std::path::Path) -> std::io::Result<()> {
+        let w = dump::Writer::create(path)?;
+        if let Ok(mut o) = self.inner.lock() {
+            o.dump = Some(w);
+        }
+        Ok(())
+    }
+
     /// What was handed over since, to AEC3.
     fn take_playback(&self, o: &mut Ordered) {
         let block = self.incoming.lock().map(|mut p| std::mem::take(&mut *p)).unwrap_or_default();
+        if block.is_empty() {
+            return;
+        }
+        o.dump_block(dump::Call::Render, &block);
         o.aec.render(&block);
         o.rendered += block.len() as u64;
     }
@@ -325,11 +343,26 @@ impl SharedEchoCanceller {
         if take > 0 {
             let chunk: Vec<i16> = o.held.drain(..take).collect();
             o.captured += take as u64;
+            o.dump_block(dump::Call::Capture, &chunk);
             o.aec.capture(&chunk, &mut out);
         }
         out
     }
 }
+
+impl Ordered {
+    /// To the dump, if there is one; a write that fails ends it (with a warning: the canceller goes on).
+    fn dump_block(&mut self, call: dump::Call, block: &[i16]) {
+        if let Some(w) = &mut self.dump
+            && let Err(e) = w.write(call, block)
+        {
+            tracing::warn!("the echo canceller's dump stops: {e}");
+            self.dump = None;
+        }
+    }
+}
+
+pub mod dump;
 
 #[cfg(test)]
 mod tests {
@@ -429,6 +462,29 @@ mod tests {
         // at most a second of it waits for a microphone that stopped
         shared.render(&vec![0; 3 * RATE as usize]);
         assert_eq!(shared.incoming.lock().unwrap().len(), MAX_PENDING);
+    }
+
+    #[test]
+    fn a_dump_replayed_cleans_the_microphone_as_the_session_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.dump");
+        let shared = SharedEchoCanceller::ahead_of_playback(AecOptions::default());
+        shared.dump_to(&path).unwrap();
+        let far: Vec<i16> = (0..RATE as usize).map(|i| ((i as f32 * 0.05).sin() * 6000.0) as i16).collect();
+        // the microphone: the playback 20 ms late at half level, and a tone of its own
+        let near: Vec<i16> =
+            (0..far.len()).map(|i| far.get(i.wrapping_sub(320)).map_or(0, |&x| x / 2) + (i % 50) as i16 * 40).collect();
+        let mut live = Vec::new();
+        for (f, n) in far.chunks(441).zip(near.chunks(300)) {
+            shared.render(f);
+            live.extend(shared.capture(n));
+        }
+        drop(shared);
+        let calls = dump::read(&std::fs::read(&path).unwrap()).unwrap();
+        let mut replayed = Vec::new();
+        dump::replay(&calls, &mut EchoCanceller::new(AecOptions::default()), |c, _| replayed.extend_from_slice(c));
+        assert!(live.len() > RATE as usize / 2, "{}", live.len());
+        assert_eq!(replayed, live);
     }
 
     #[test]

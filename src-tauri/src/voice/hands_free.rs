@@ -87,6 +87,7 @@ pub(super) fn start_echo_reference(
 ) -> Option<(SharedEchoCanceller, EchoReference)> {
     if let Some(sp) = speaker.filter(|s| s.plays_itself()) {
         let aec = SharedEchoCanceller::ahead_of_playback(opts);
+        dump_if_asked(&aec);
         match sp.set_echo_reference(Some(aec.clone())) {
             Ok(()) => {
                 tracing::info!(
@@ -103,6 +104,7 @@ pub(super) fn start_echo_reference(
         return None;
     };
     let aec = SharedEchoCanceller::new(opts);
+    dump_if_asked(&aec);
     let feed = aec.clone();
     let config = RecorderConfig { keep_samples: false, ..RecorderConfig::default() };
     match Recorder::with_config(config).on_samples(move |block| feed.render(block)).start(Some(&monitor)) {
@@ -114,6 +116,19 @@ pub(super) fn start_echo_reference(
             tracing::warn!(%monitor, "cannot record the output monitor ({e}): hands-free without echo cancellation");
             None
         }
+    }
+}
+
+/// `HERMES_AEC_DUMP=<folder>`: each hands-free session's echo canceller input goes to a file there
+/// (`aec-<unix ms>.dump`), to be replayed with `hermes-voice`'s `aec_replay` example. A diagnostic for a self-trigger
+/// or a slow barge-in: it holds what the microphone heard, so only when asked for.
+fn dump_if_asked(aec: &SharedEchoCanceller) {
+    let Some(dir) = std::env::var_os("HERMES_AEC_DUMP").filter(|d| !d.is_empty()) else { return };
+    let ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis());
+    let path = std::path::Path::new(&dir).join(format!("aec-{ms}.dump"));
+    match aec.dump_to(&path) {
+        Ok(()) => tracing::info!(path = %path.display(), "the echo canceller's input goes to a dump"),
+        Err(e) => tracing::warn!(path = %path.display(), "cannot write the echo canceller's dump: {e}"),
     }
 }
 
