@@ -71,8 +71,9 @@ pub struct SpeakerConfig {
 /// Who plays read-aloud: the app itself (Linux, with the `espeak-ng` program) or the system TTS.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Playback {
-    /// The system TTS where it is there (on Linux: the `speech-dispatcher` program), else the app (Linux with
-    /// eSpeak NG installed); `HERMES_TTS=app` or `HERMES_TTS=speech-dispatcher` decides instead when set.
+    /// On Linux with eSpeak NG installed, the app, unless speech-dispatcher is installed and reads with another
+    /// module than espeak-ng (then the system, for that voice); elsewhere the system. `HERMES_TTS=app` or
+    /// `HERMES_TTS=speech-dispatcher` decides instead when set.
     #[default]
     Auto,
     /// The app (Linux with eSpeak NG installed; elsewhere the system).

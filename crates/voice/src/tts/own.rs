@@ -12,7 +12,10 @@ use crate::player::{PlayQueue, Player, PlayerEvent};
 const CLOSE_IDLE_AFTER: Duration = Duration::from_secs(3);
 
 /// The app plays read-aloud itself: asked for (`Playback::App`, `HERMES_TTS=app`) or, with `Playback::Auto`,
-/// where speech-dispatcher's program is not installed — and eSpeak NG's is.
+/// wherever eSpeak NG's program is installed and the system would read with it too — speech-dispatcher is not
+/// installed, or its default module is espeak-ng (as it comes). Same voice, and the echo canceller gets exactly what
+/// is played, before it is played: hands-free on speakers costs half as much and hears a barge-in sooner
+/// (bench/README.md). A user who gave speech-dispatcher another voice (Festival, Piper…) keeps it.
 pub(super) fn chosen(playback: Playback) -> bool {
     let no_system = || {
         std::process::Command::new("speech-dispatcher")
@@ -29,10 +32,41 @@ pub(super) fn chosen(playback: Playback) -> bool {
         Playback::Auto => match std::env::var("HERMES_TTS").as_deref() {
             Ok("app") => true,
             Ok("speech-dispatcher" | "system") => false,
-            _ => no_system(),
+            _ => no_system() || system_voice_is_espeak(),
         },
     };
     wanted && espeak::available()
+}
+
+/// Does speech-dispatcher read with eSpeak NG (its default module, by its configuration)?
+fn system_voice_is_espeak() -> bool {
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".config")));
+    let user = config_home.and_then(|d| read(d.join("speech-dispatcher/speechd.conf")));
+    let system = read("/etc/speech-dispatcher/speechd.conf".into());
+    is_espeak(speechd_default_module(user.as_deref(), system.as_deref()).as_deref())
+}
+
+/// speech-dispatcher's default output module as its configuration names it: the user's file when there is one
+/// (speech-dispatcher then reads only that one), else the system's; `None` where neither names one.
+fn speechd_default_module(user: Option<&str>, system: Option<&str>) -> Option<String> {
+    user.or(system)?
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let key = words.next()?;
+            key.eq_ignore_ascii_case("DefaultModule").then(|| words.next()).flatten()
+        })
+        .next_back()
+        .map(|m| m.trim_matches('"').to_string())
+}
+
+/// Is this module eSpeak NG's voices? `None`: speech-dispatcher's built-in default, which is espeak-ng.
+fn is_espeak(module: Option<&str>) -> bool {
+    matches!(module, None | Some("espeak-ng" | "espeak"))
 }
 
 fn resolve(voices: &[VoiceInfo], want: &str) -> Result<String, TtsError> {
@@ -195,4 +229,30 @@ pub(super) fn run(engine: Engine) {
     drop(player);
     drop(synth_tx);
     let _ = synth.join();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_system_voice_is_espeak_unless_speech_dispatcher_was_given_another() {
+        let debian = "# The DefaultModule selects which output module is the default.\n#DefaultModule espeak-ng\n";
+        let festival = "AudioOutputMethod pulse\n  DefaultModule   \"festival\"\n";
+        let espeak = "DefaultModule espeak-ng\n";
+        let module = speechd_default_module;
+        // as it comes: nothing named, the built-in default
+        assert_eq!(module(None, Some(debian)), None);
+        assert!(is_espeak(module(None, Some(debian)).as_deref()));
+        assert!(is_espeak(module(None, None).as_deref()));
+        // the system's file names another module; the user's file, when there is one, is the only one read
+        assert_eq!(module(None, Some(festival)).as_deref(), Some("festival"));
+        assert!(!is_espeak(module(None, Some(festival)).as_deref()));
+        assert!(is_espeak(module(Some(espeak), Some(festival)).as_deref()));
+        assert!(!is_espeak(module(Some(festival), Some(espeak)).as_deref()));
+        assert!(is_espeak(module(Some("defaultmodule espeak"), None).as_deref()));
+        // the last line that names one counts; mbrola's voices are not eSpeak's
+        assert_eq!(module(Some("DefaultModule festival\nDefaultModule rhvoice\n"), None).as_deref(), Some("rhvoice"));
+        assert!(!is_espeak(Some("espeak-ng-mbrola")));
+    }
 }
