@@ -384,7 +384,8 @@ pulseaudio -D --exit-idle-time=-1 --system=false -n --load=module-native-protoco
   --log-target=file:\"$XDG_RUNTIME_DIR/pulse.log\" \\
   && pactl set-default-source vsink.monitor && pactl set-default-sink vspeaker \\
   || echo 'xtask: no PulseAudio for the voice tests'
-trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true' EXIT";
+trap 'pulseaudio --kill 2>/dev/null || true; kill $XVFB 2>/dev/null || true; \
+  kill $(cat \"$XDG_RUNTIME_DIR/speech-dispatcher/pid/speech-dispatcher.pid\" 2>/dev/null) 2>/dev/null || true' EXIT";
 
 fn e2e(root: &Path, args: &[String]) -> R {
     let filter = args.first().map(String::as_str).unwrap_or("e2e_");

@@ -62,6 +62,9 @@ struct State {
     /// Underruns seen, and the silence they put into the reference.
     underruns: u64,
     underrun_ms: u64,
+    /// Reference samples (16 kHz) the next callbacks keep back: what the server dropped at a flush had already been
+    /// handed to the canceller, and the speakers' timeline is that much behind the reference's.
+    ref_skip: usize,
 }
 
 /// The queue the audio callback plays from, shared with the threads that fill and stop it.
@@ -88,6 +91,7 @@ impl Default for PlayQueue {
             buffered: None,
             underruns: 0,
             underrun_ms: 0,
+            ref_skip: 0,
         })))
     }
 }
@@ -150,6 +154,23 @@ impl PlayQueue {
         if let Ok(mut s) = self.0.lock() {
             s.last_fill = None;
             s.buffered = buffered;
+        }
+    }
+
+    /// The sound server dropped what it held ([`Player::flush`]): that audio is in the reference but was never
+    /// played, so the reference keeps back as much of what comes next (the silence after a stop). How much the server
+    /// held is reckoned from the last callback, which filled its buffer: what is left of it now. Without this each
+    /// barge-in moved the echo 20–40 ms earlier against its reference, until after a few the echo came before it and
+    /// could not be cancelled (bench/README.md).
+    pub fn flushed(&self) {
+        self.flushed_at(Instant::now());
+    }
+
+    fn flushed_at(&self, now: Instant) {
+        let Ok(mut s) = self.0.lock() else { return };
+        if let (Some(at), Some(buffered)) = (s.last_fill, s.buffered) {
+            let held = buffered.saturating_sub(now.saturating_duration_since(at));
+            s.ref_skip += (held.as_secs_f64() * f64::from(HERMES_RATE)).round() as usize;
         }
     }
 
@@ -216,6 +237,9 @@ impl PlayQueue {
                 }
             }
         }
+        let skip = s.ref_skip.min(s.scratch.len());
+        s.scratch.drain(..skip);
+        s.ref_skip -= skip;
         if let Some(r) = s.reference.as_mut() {
             r(&s.scratch);
         }
@@ -371,6 +395,31 @@ mod tests {
         q.fill_at(&mut out, t0 + Duration::from_secs(6));
         q.fill_at(&mut out, t0 + Duration::from_secs(7));
         assert_eq!(q.underruns().0, 1);
+    }
+
+    #[test]
+    fn what_a_flush_dropped_is_kept_back_from_the_reference() {
+        let (q, got) = recorded();
+        let (mut out, t0) = (vec![0i16; 441], Instant::now());
+        q.restart_clock(Some(Duration::from_millis(40)));
+        for i in 0..5 {
+            q.fill_at(&mut out, t0 + Duration::from_millis(20 * i));
+        }
+        assert_eq!(got.lock().unwrap().len(), 1600);
+        // flushed 10 ms after the last callback filled the buffer: 30 ms of it (480 samples) never played
+        q.flushed_at(t0 + Duration::from_millis(90));
+        q.fill_at(&mut out, t0 + Duration::from_millis(100));
+        assert_eq!(got.lock().unwrap().len(), 1600, "the first period after it is kept back whole");
+        q.fill_at(&mut out, t0 + Duration::from_millis(120));
+        assert_eq!(got.lock().unwrap().len(), 1600 + 320 - 160);
+        q.fill_at(&mut out, t0 + Duration::from_millis(140));
+        assert_eq!(got.lock().unwrap().len(), 1600 + 640 - 160, "and no more");
+        // where the buffer is the device's own, nothing is known and nothing kept back
+        q.restart_clock(None);
+        q.fill_at(&mut out, t0 + Duration::from_millis(160));
+        q.flushed_at(t0 + Duration::from_millis(161));
+        q.fill_at(&mut out, t0 + Duration::from_millis(180));
+        assert_eq!(got.lock().unwrap().len(), 1600 + 1280 - 160);
     }
 
     #[test]

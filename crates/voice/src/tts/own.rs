@@ -194,6 +194,7 @@ pub(super) fn run(engine: Engine) {
                     // (the server's buffer too: the speakers fall silent now, not 40 ms later)
                     if let Some(p) = &player {
                         p.flush();
+                        queue.flushed();
                     }
                     emit(SpeakerEvent::Stopped);
                 }
