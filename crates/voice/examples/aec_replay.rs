@@ -2,7 +2,11 @@
 //! VAD again, and prints what hands-free would do: where speech began and barge-ins, with the canceller's state.
 //!
 //! `cargo run -p hermes-voice --features aec,vad --release --example aec_replay -- <file.dump> [--every-second]
-//! [--wav <cleaned.wav>]`
+//! [--no-noise-suppression] [--wav <cleaned.wav>]`
+//!
+//! The dump holds the canceller's input, not its settings: pass `--no-noise-suppression` for a session that ran
+//! without it (the app logs `noise_suppression` when hands-free starts). The VAD runs with its default end silence
+//! (600 ms), which decides where utterances end, not where speech begins or barges in.
 
 use hermes_voice::aec::{self, AecOptions, EchoCanceller, dump};
 use hermes_voice::vad::{Segmenter, SegmenterConfig, VadEvent};
@@ -10,10 +14,11 @@ use hermes_voice::vad::{Segmenter, SegmenterConfig, VadEvent};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some(path) = args.first() else {
-        eprintln!("usage: aec_replay <file.dump> [--every-second] [--wav <cleaned.wav>]");
+        eprintln!("usage: aec_replay <file.dump> [--every-second] [--no-noise-suppression] [--wav <cleaned.wav>]");
         std::process::exit(2);
     };
     let every_second = args.iter().any(|a| a == "--every-second");
+    let noise_suppression = !args.iter().any(|a| a == "--no-noise-suppression");
     let wav = args.iter().position(|a| a == "--wav").and_then(|i| args.get(i + 1));
     let calls = match std::fs::read(path).map_err(|e| e.to_string()).and_then(|b| dump::read(&b)) {
         Ok(c) => c,
@@ -30,7 +35,7 @@ fn main() {
         n(dump::Call::Capture) as f64 / 16_000.0
     );
     let mut seg = Segmenter::new(SegmenterConfig { barge_in_after: aec::BARGE_IN_AFTER, ..SegmenterConfig::default() });
-    let mut canceller = EchoCanceller::new(AecOptions::default());
+    let mut canceller = EchoCanceller::new(AecOptions { noise_suppression });
     let (mut at, mut next_report, mut all) = (0u64, 16_000u64, Vec::new());
     let (mut starts, mut barges) = (0, 0);
     dump::replay(&calls, &mut canceller, |clean, st| {
@@ -70,7 +75,10 @@ fn main() {
         }
     });
     println!("{starts} speech start(s), {barges} barge-in(s)");
-    if let Some(w) = wav {
-        let _ = std::fs::write(w, hermes_voice::wav::encode_pcm16_mono_16k(&all));
+    if let Some(w) = wav
+        && let Err(e) = std::fs::write(w, hermes_voice::wav::encode_pcm16_mono_16k(&all))
+    {
+        eprintln!("{w}: {e}");
+        std::process::exit(1);
     }
 }
