@@ -158,20 +158,33 @@ impl PlayQueue {
     }
 
     /// The sound server dropped what it held ([`Player::flush`]): that audio is in the reference but was never
-    /// played, so the reference keeps back as much of what comes next (the silence after a stop). How much the server
-    /// held is reckoned from the last callback, which filled its buffer: what is left of it now. Without this each
-    /// barge-in moved the echo 20–40 ms earlier against its reference, until after a few the echo came before it and
-    /// could not be cancelled (bench/README.md).
-    pub fn flushed(&self) {
-        self.flushed_at(Instant::now());
+    /// played, so the reference keeps back as much of what comes next (the silence after a stop). `dropped`: the
+    /// frames the server says it dropped (at [`PLAY_RATE`]); where it did not say, what it held is reckoned from the
+    /// last callback, which filled its buffer: what is left of it now. Without this each barge-in moved the echo
+    /// 20–40 ms earlier against its reference, until after a few the echo came before it and could not be cancelled
+    /// (bench/README.md).
+    pub fn flushed(&self, dropped: Option<u64>) {
+        self.flushed_at(dropped, Instant::now());
     }
 
-    fn flushed_at(&self, now: Instant) {
+    fn flushed_at(&self, dropped: Option<u64>, now: Instant) {
         let Ok(mut s) = self.0.lock() else { return };
-        if let (Some(at), Some(buffered)) = (s.last_fill, s.buffered) {
-            let held = buffered.saturating_sub(now.saturating_duration_since(at));
-            s.ref_skip += (held.as_secs_f64() * f64::from(HERMES_RATE)).round() as usize;
-        }
+        let estimate = match (s.last_fill, s.buffered) {
+            (Some(at), Some(buffered)) => {
+                let held = buffered.saturating_sub(now.saturating_duration_since(at));
+                Some((held.as_secs_f64() * f64::from(HERMES_RATE)).round() as usize)
+            }
+            _ => None,
+        };
+        let told = dropped.map(|f| (f * u64::from(HERMES_RATE) + u64::from(PLAY_RATE) / 2) / u64::from(PLAY_RATE));
+        let skip = told.map(|t| t as usize).or(estimate).unwrap_or(0);
+        tracing::debug!(
+            told_ms = told.map(|t| t / 16),
+            estimate_ms = estimate.map(|e| e / 16),
+            "read-aloud flushed: the reference keeps back {} ms",
+            skip / 16
+        );
+        s.ref_skip += skip;
     }
 
     /// The underruns so far (the speakers went silent because a callback came late) and the silence they cost, in ms.
@@ -277,13 +290,15 @@ impl std::fmt::Debug for Player {
 
 impl Player {
     /// Silence now: what the sound server still holds of the stream (up to two periods) is dropped, where the host
-    /// lets us (PulseAudio); call it after [`PlayQueue::stop`].
-    pub fn flush(&self) {
+    /// lets us (PulseAudio); call it after [`PlayQueue::stop`], and hand what it returns to [`PlayQueue::flushed`]:
+    /// the frames dropped, where the server told.
+    pub fn flush(&self) -> Option<u64> {
         #[cfg(target_os = "linux")]
         #[allow(irrefutable_let_patterns)]
         if let cpal::platform::StreamInner::PulseAudio(s) = self._stream.as_inner() {
-            let _ = s.flush();
+            return s.flush().ok().flatten();
         }
+        None
     }
 
     /// Open the default output and start playing `queue` (silence while it is empty). `on_event` is called from the
@@ -407,7 +422,7 @@ mod tests {
         }
         assert_eq!(got.lock().unwrap().len(), 1600);
         // flushed 10 ms after the last callback filled the buffer: 30 ms of it (480 samples) never played
-        q.flushed_at(t0 + Duration::from_millis(90));
+        q.flushed_at(None, t0 + Duration::from_millis(90));
         q.fill_at(&mut out, t0 + Duration::from_millis(100));
         assert_eq!(got.lock().unwrap().len(), 1600, "the first period after it is kept back whole");
         q.fill_at(&mut out, t0 + Duration::from_millis(120));
@@ -417,9 +432,17 @@ mod tests {
         // where the buffer is the device's own, nothing is known and nothing kept back
         q.restart_clock(None);
         q.fill_at(&mut out, t0 + Duration::from_millis(160));
-        q.flushed_at(t0 + Duration::from_millis(161));
+        q.flushed_at(None, t0 + Duration::from_millis(161));
         q.fill_at(&mut out, t0 + Duration::from_millis(180));
         assert_eq!(got.lock().unwrap().len(), 1600 + 1280 - 160);
+        // what the server says it dropped wins over the reckoning: 661 frames at 22.05 kHz (30 ms) → 480 samples
+        q.restart_clock(Some(Duration::from_millis(40)));
+        q.fill_at(&mut out, t0 + Duration::from_millis(200));
+        q.flushed_at(Some(661), t0 + Duration::from_millis(201));
+        for i in 0..3 {
+            q.fill_at(&mut out, t0 + Duration::from_millis(220 + 20 * i));
+        }
+        assert_eq!(got.lock().unwrap().len(), 1600 + 1280 - 160 + 320 * 4 - 480);
     }
 
     #[test]

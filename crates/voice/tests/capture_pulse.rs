@@ -489,6 +489,53 @@ fn speaks_and_stops(app_plays: bool) {
     mic.cancel();
 }
 
+/// A flush (read-aloud stopped at a barge-in) says how much of what the app wrote the server dropped: the speakers
+/// play what was handed to the echo canceller's reference less exactly that. The canceller's reference is moved by it
+/// (a reckoning from the callbacks' timing was off by up to 17 ms a barge-in, and the echo drifted off its reference).
+fn a_flush_tells_what_it_dropped(_p: &mut Pulse, _dir: &Path) {
+    use hermes_voice::player::{PLAY_RATE, PlayQueue, Player, PlayerEvent};
+    let rec = Recorder::new().start(None).unwrap();
+    wait_audio(&rec);
+    let queue = PlayQueue::default();
+    let handed = Arc::new(Mutex::new(Vec::<i16>::new()));
+    let h = handed.clone();
+    queue.set_reference(Some(Box::new(move |b: &[i16]| h.lock().unwrap().extend_from_slice(b))));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let player = Player::open(queue.clone(), move |e| {
+        let _ = tx.send(e);
+    })
+    .unwrap();
+    let tone: Vec<i16> = (0..3 * PLAY_RATE as usize)
+        .map(|i| (0.3 * 32767.0 * (i as f64 * 440.0 * std::f64::consts::TAU / f64::from(PLAY_RATE)).sin()) as i16)
+        .collect();
+    let batch = queue.expect(1);
+    queue.push(batch, Some((tone, PLAY_RATE)));
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), PlayerEvent::Started);
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(queue.stop());
+    let dropped = player.flush().expect("the server's write index tells what the flush dropped");
+    std::thread::sleep(Duration::from_millis(400));
+    let got = rec.stop_samples().unwrap();
+    drop(player);
+    let dropped_16k = dropped as f64 * 16_000.0 / f64::from(PLAY_RATE);
+    let (h0, h1) = active(&handed.lock().unwrap(), 300).expect("the tone was handed to the reference");
+    let (g0, g1) = active(&got, 300).expect("the tone was played");
+    let (handed_ms, played_ms) = ((h1 - h0) as f64 / 16.0, (g1 - g0) as f64 / 16.0);
+    eprintln!(
+        "    flush: handed {handed_ms:.1} ms of tone, played {played_ms:.1} ms, the server dropped {:.1} ms",
+        dropped_16k / 16.0
+    );
+    // the server holds two 20 ms periods of the stream at most
+    assert!(dropped > 0 && dropped <= u64::from(PLAY_RATE) / 20, "{dropped} frames");
+    // (a callback late on a loaded machine puts silence into the played tone: the player counts those underruns)
+    let (late, late_ms) = queue.underruns();
+    let off = handed_ms - dropped_16k / 16.0 - played_ms;
+    assert!(
+        off.abs() <= 2.0 + late_ms as f64,
+        "played {played_ms:.1} ms: the reference is {off:.1} ms off ({late} underruns, {late_ms} ms)"
+    );
+}
+
 /// The daemon dies mid-recording: a typed error, no panic, no hang. Runs last (it kills the daemon).
 fn device_lost(p: &mut Pulse, _dir: &Path) {
     let (rec, errors) = with_errors(Recorder::new());
@@ -526,6 +573,7 @@ fn main() {
         ("cpu_of_an_echo_reference_on_a_low_latency_sink", cpu_of_an_echo_reference_on_a_low_latency_sink),
         ("a_stalled_recorder_loses_nothing", a_stalled_recorder_loses_nothing),
     ];
+    cases.push(("a_flush_tells_what_it_dropped", a_flush_tells_what_it_dropped));
     #[cfg(all(feature = "tts", feature = "aec"))]
     cases.push(("tts_speaks_and_stops", tts_speaks_and_stops));
     #[cfg(all(feature = "tts", feature = "aec"))]

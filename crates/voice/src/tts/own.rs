@@ -193,8 +193,7 @@ pub(super) fn run(engine: Engine) {
                 if was {
                     // (the server's buffer too: the speakers fall silent now, not 40 ms later)
                     if let Some(p) = &player {
-                        p.flush();
-                        queue.flushed();
+                        queue.flushed(p.flush());
                     }
                     emit(SpeakerEvent::Stopped);
                 }

@@ -63,6 +63,9 @@ enum StreamInner {
 
 pub struct Stream {
     inner: StreamInner,
+    /// Bytes the data callback of a playback stream has written so far (hermes-desktop patch: what a flush took out
+    /// of the stream is told from it and the server's write index).
+    written: Arc<AtomicU64>,
     workers: Vec<std::thread::JoinHandle<()>>,
     latch: Latch,
 }
@@ -152,12 +155,36 @@ impl StreamTrait for Stream {
 
 impl Stream {
     /// Drops the audio the server still holds for a playback stream, so that it falls silent now rather than after
-    /// its buffer (hermes-desktop: a barge-in silences read-aloud at once). A record stream: nothing to do.
-    pub fn flush(&self) -> Result<(), Error> {
-        match &self.inner {
-            StreamInner::Playback(stream, _, _) => block_on(stream.flush()).map_err(Error::from),
-            StreamInner::Record(..) => Ok(()),
+    /// its buffer (hermes-desktop: a barge-in silences read-aloud at once). Returns how many frames the flush took
+    /// out of the stream (written, never to be played), where the server's write index told it. A record stream:
+    /// nothing to do.
+    pub fn flush(&self) -> Result<Option<u64>, Error> {
+        let StreamInner::Playback(stream, _, _) = &self.inner else {
+            return Ok(None);
+        };
+        let before = self.unsent_to_server(stream);
+        block_on(stream.flush()).map_err(Error::from)?;
+        let after = self.unsent_to_server(stream);
+        let spec = stream.sample_spec();
+        let frame = (spec.channels as usize * spec.format.bytes_per_sample()).max(1) as u64;
+        Ok(match (before, after) {
+            (Some(b), Some(a)) if a >= b => Some((a - b) as u64 / frame),
+            _ => None,
+        })
+    }
+
+    /// Bytes written by the callback that the server's write index does not count: zero until a flush drops some.
+    /// Asked again when the callback wrote during the round trip (the reply may or may not count that write); the
+    /// callback runs on the connection's thread, so what it wrote before the request is ahead of it on the socket.
+    fn unsent_to_server(&self, stream: &pulseaudio::PlaybackStream) -> Option<i64> {
+        for _ in 0..4 {
+            let c1 = self.written.load(Ordering::Acquire);
+            let timing = block_on(stream.timing_info()).ok()?;
+            if self.written.load(Ordering::Acquire) == c1 {
+                return Some(c1 as i64 - timing.write_offset);
+            }
         }
+        None
     }
 
     pub fn new_playback<D, E>(
@@ -200,6 +227,8 @@ impl Stream {
 
         let handle = LatencyHandle::new();
         let update_callback = handle.update.clone();
+        let written = Arc::new(AtomicU64::new(0));
+        let written_cb = written.clone();
 
         // Wrap the write callback to match the pulseaudio signature.
         let callback = move |buf: &mut [u8]| {
@@ -240,6 +269,7 @@ impl Stream {
             let mut data = unsafe { Data::from_parts(buf.as_mut_ptr().cast(), n_samples, format) };
 
             data_callback(&mut data, &OutputCallbackInfo { timestamp });
+            written_cb.fetch_add(buf.len() as u64, Ordering::Release);
 
             // Notify the latency thread that audio was written, so it updates timing info.
             let (lock, cvar) = &*update_callback;
@@ -329,6 +359,7 @@ impl Stream {
         latch.add_thread(latency_handle.thread().clone());
         Ok(Self {
             inner: StreamInner::Playback(stream, start, handle),
+            written,
             workers: vec![driver_handle, latency_handle],
             latch,
         })
@@ -470,6 +501,7 @@ impl Stream {
         latch.add_thread(latency_handle.thread().clone());
         Ok(Self {
             inner: StreamInner::Record(stream, start, handle),
+            written: Arc::new(AtomicU64::new(0)),
             workers: vec![latency_handle],
             latch,
         })
