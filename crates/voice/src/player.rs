@@ -62,10 +62,22 @@ struct State {
     /// Underruns seen, and the silence they put into the reference.
     underruns: u64,
     underrun_ms: u64,
+    /// The sound server's own count of the silence it put into the stream's timeline (frames at [`PLAY_RATE`]), where
+    /// it keeps one (PulseAudio): then underruns are taken from it rather than from the callbacks' timing.
+    server_silence: Option<SilenceSource>,
+    /// How much of the server's count the reference holds already.
+    silence_applied: i64,
     /// Reference samples (16 kHz) the next callbacks keep back: what the server dropped at a flush had already been
     /// handed to the canceller, and the speakers' timeline is that much behind the reference's.
     ref_skip: usize,
 }
+
+/// Reads the sound server's count of the silence it put into a stream (frames at [`PLAY_RATE`]).
+pub type SilenceSource = Box<dyn Fn() -> i64 + Send>;
+
+/// The least change of the server's silence count the reference follows (3 ms): its figure wanders by a fraction of
+/// a millisecond between timing replies.
+const SILENCE_STEP: i64 = PLAY_RATE as i64 * 3 / 1000;
 
 /// The queue the audio callback plays from, shared with the threads that fill and stop it.
 #[derive(Clone)]
@@ -91,6 +103,8 @@ impl Default for PlayQueue {
             buffered: None,
             underruns: 0,
             underrun_ms: 0,
+            server_silence: None,
+            silence_applied: 0,
             ref_skip: 0,
         })))
     }
@@ -154,6 +168,17 @@ impl PlayQueue {
         if let Ok(mut s) = self.0.lock() {
             s.last_fill = None;
             s.buffered = buffered;
+            s.server_silence = None;
+        }
+    }
+
+    /// The output stream's server counts the silence it put in (`source`): the reference follows that count from now
+    /// on, in steps of at least 3 ms — silence where it grew (an underrun, the wait to refill after a flush), samples
+    /// kept back where it shrank.
+    fn follow_server_silence(&self, source: SilenceSource) {
+        if let Ok(mut s) = self.0.lock() {
+            s.silence_applied = source();
+            s.server_silence = Some(source);
         }
     }
 
@@ -208,8 +233,23 @@ impl PlayQueue {
         };
         let s = &mut *guard;
         s.scratch.clear();
-        // the server holds two periods: a callback later than that found the speakers silent for the rest
-        if let (Some(at), Some(buffered)) = (s.last_fill.replace(now), s.buffered) {
+        let last_fill = s.last_fill.replace(now);
+        if let Some(count) = s.server_silence.as_ref().map(|f| f()) {
+            // the server says how much silence the speakers played that was not ours (underruns)
+            let delta = count - s.silence_applied;
+            if delta.abs() >= SILENCE_STEP {
+                s.silence_applied = count;
+                let samples = (delta.unsigned_abs() * u64::from(HERMES_RATE) / u64::from(PLAY_RATE)) as usize;
+                if delta > 0 {
+                    s.underruns += 1;
+                    s.underrun_ms += delta as u64 * 1000 / u64::from(PLAY_RATE);
+                    s.scratch.resize(samples, 0);
+                } else {
+                    s.ref_skip += samples;
+                }
+            }
+        } else if let (Some(at), Some(buffered)) = (last_fill, s.buffered) {
+            // the server holds two periods: a callback later than that found the speakers silent for the rest
             let gap = now.saturating_duration_since(at).saturating_sub(buffered);
             if gap >= Duration::from_millis(5) {
                 s.underruns += 1;
@@ -333,6 +373,12 @@ impl Player {
             );
             match built {
                 Ok(stream) => {
+                    #[cfg(target_os = "linux")]
+                    #[allow(irrefutable_let_patterns)]
+                    if let cpal::platform::StreamInner::PulseAudio(s) = stream.as_inner() {
+                        let count = s.inserted_silence();
+                        queue.follow_server_silence(Box::new(move || count.load(std::sync::atomic::Ordering::Relaxed)));
+                    }
                     stream.play().map_err(|e| e.to_string())?;
                     return Ok(Player { _stream: stream });
                 }
@@ -410,6 +456,41 @@ mod tests {
         q.fill_at(&mut out, t0 + Duration::from_secs(6));
         q.fill_at(&mut out, t0 + Duration::from_secs(7));
         assert_eq!(q.underruns().0, 1);
+    }
+
+    #[test]
+    fn the_servers_count_of_silence_goes_into_the_reference_in_place_of_the_callbacks_timing() {
+        use std::sync::atomic::{AtomicI64, Ordering};
+        let (q, got) = recorded();
+        let count = Arc::new(AtomicI64::new(5));
+        let c = count.clone();
+        q.restart_clock(Some(Duration::from_millis(40)));
+        q.follow_server_silence(Box::new(move || c.load(Ordering::Relaxed)));
+        let (mut out, t0) = (vec![0i16; 441], Instant::now());
+        let len = || got.lock().unwrap().len();
+        q.fill_at(&mut out, t0);
+        // a late callback is no underrun where the server says the speakers had enough
+        q.fill_at(&mut out, t0 + Duration::from_millis(200));
+        assert_eq!((len(), q.underruns()), (640, (0, 0)));
+        // the server counts 60 ms (1,323 frames) of silence: 960 samples of it go in before the period
+        count.store(5 + 1323, Ordering::Relaxed);
+        q.fill_at(&mut out, t0 + Duration::from_millis(220));
+        assert_eq!((len(), q.underruns()), (640 + 960 + 320, (1, 60)));
+        // 2 ms more: under the step, the count wanders that much between replies
+        count.store(5 + 1323 + 44, Ordering::Relaxed);
+        q.fill_at(&mut out, t0 + Duration::from_millis(240));
+        assert_eq!(len(), 640 + 960 + 640);
+        // the count shrinks by 20 ms (the speakers' clock runs faster): as much reference is kept back
+        count.store(5 + 1323 - 441, Ordering::Relaxed);
+        q.fill_at(&mut out, t0 + Duration::from_millis(260));
+        assert_eq!(len(), 640 + 960 + 640);
+        q.fill_at(&mut out, t0 + Duration::from_millis(280));
+        assert_eq!((len(), q.underruns()), (640 + 960 + 960, (1, 60)));
+        // a new stream: the callbacks' timing again until its server's count is followed
+        q.restart_clock(Some(Duration::from_millis(40)));
+        q.fill_at(&mut out, t0 + Duration::from_millis(300));
+        q.fill_at(&mut out, t0 + Duration::from_millis(400));
+        assert_eq!(q.underruns(), (2, 120));
     }
 
     #[test]

@@ -536,6 +536,56 @@ fn a_flush_tells_what_it_dropped(_p: &mut Pulse, _dir: &Path) {
     );
 }
 
+/// An output stream whose callback comes late once: the speakers go silent for as long as the server had nothing to
+/// play, and the stream's timing replies tell how long (the silence the echo canceller's reference must hold too).
+fn the_server_tells_how_long_the_speakers_went_silent(_p: &mut Pulse, _dir: &Path) {
+    use cpal::traits::{DeviceTrait, HostTrait, StreamTrait};
+    use std::sync::atomic::AtomicUsize;
+    const RATE: u32 = 22_050;
+    let rec = Recorder::new().start(None).unwrap();
+    wait_audio(&rec);
+    // a host of its own: its connection's thread is the one the stall holds up, not the recorder's
+    let host = cpal::host_from_id(cpal::HostId::PulseAudio).unwrap();
+    let device = host.default_output_device().unwrap();
+    let config = cpal::StreamConfig { channels: 1, sample_rate: RATE, buffer_size: cpal::BufferSize::Fixed(RATE / 50) };
+    let (calls, phase) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicU64::new(0)));
+    let (c, ph) = (calls.clone(), phase.clone());
+    let stream = device
+        .build_output_stream::<i16, _, _>(
+            config,
+            move |out: &mut [i16], _| {
+                if c.fetch_add(1, Ordering::Relaxed) == 40 {
+                    std::thread::sleep(Duration::from_millis(120));
+                }
+                for x in out.iter_mut() {
+                    let n = ph.fetch_add(1, Ordering::Relaxed);
+                    *x = (0.3 * 32767.0 * (n as f64 * 1000.0 * std::f64::consts::TAU / f64::from(RATE)).sin()) as i16;
+                }
+            },
+            |e| eprintln!("    output: {e}"),
+            None,
+        )
+        .unwrap();
+    stream.play().unwrap();
+    let cpal::platform::StreamInner::PulseAudio(pulse) = stream.as_inner() else { panic!("not PulseAudio") };
+    let silence = pulse.inserted_silence();
+    while calls.load(Ordering::Relaxed) < 35 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let before = silence.load(Ordering::Relaxed) as f64 * 1000.0 / f64::from(RATE);
+    std::thread::sleep(Duration::from_millis(1000));
+    let told = silence.load(Ordering::Relaxed) as f64 * 1000.0 / f64::from(RATE) - before;
+    drop(stream);
+    std::thread::sleep(Duration::from_millis(200));
+    let got = rec.stop_samples().unwrap();
+    // the gaps inside the tone, in 1 ms windows (one period of the tone each)
+    let (a, b) = active(&got, 300).expect("the tone was played");
+    let quiet = got[a..b].chunks(16).filter(|w| rms(w) < 0.02).count();
+    eprintln!("    the tone stopped for {quiet} ms; the server says {told:.1} ms (before the stall {before:.1} ms)");
+    assert!(quiet >= 40, "the stalled callback left no gap ({quiet} ms)");
+    assert!((told - quiet as f64).abs() <= 3.0, "the server told {told:.1} ms for a gap of {quiet} ms");
+}
+
 /// The daemon dies mid-recording: a typed error, no panic, no hang. Runs last (it kills the daemon).
 fn device_lost(p: &mut Pulse, _dir: &Path) {
     let (rec, errors) = with_errors(Recorder::new());
@@ -574,6 +624,10 @@ fn main() {
         ("a_stalled_recorder_loses_nothing", a_stalled_recorder_loses_nothing),
     ];
     cases.push(("a_flush_tells_what_it_dropped", a_flush_tells_what_it_dropped));
+    cases.push((
+        "the_server_tells_how_long_the_speakers_went_silent",
+        the_server_tells_how_long_the_speakers_went_silent,
+    ));
     #[cfg(all(feature = "tts", feature = "aec"))]
     cases.push(("tts_speaks_and_stops", tts_speaks_and_stops));
     #[cfg(all(feature = "tts", feature = "aec"))]

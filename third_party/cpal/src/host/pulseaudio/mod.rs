@@ -11,6 +11,7 @@ use futures::executor::block_on;
 use pulseaudio::protocol;
 
 mod stream;
+mod timeline;
 
 pub use stream::Stream;
 

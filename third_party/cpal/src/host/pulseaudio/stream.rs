@@ -7,9 +7,9 @@ use std::{
 };
 
 #[cfg(not(target_has_atomic = "64"))]
-use portable_atomic::AtomicU64;
+use portable_atomic::{AtomicI64, AtomicU64};
 #[cfg(target_has_atomic = "64")]
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicI64, AtomicU64};
 
 use futures::executor::block_on;
 use futures::FutureExt as _;
@@ -66,6 +66,8 @@ pub struct Stream {
     /// Bytes the data callback of a playback stream has written so far (hermes-desktop patch: what a flush took out
     /// of the stream is told from it and the server's write index).
     written: Arc<AtomicU64>,
+    /// Frames of silence the server has put into a playback stream's timeline (hermes-desktop patch, `timeline.rs`).
+    silence: Arc<AtomicI64>,
     workers: Vec<std::thread::JoinHandle<()>>,
     latch: Latch,
 }
@@ -173,6 +175,13 @@ impl Stream {
         })
     }
 
+    /// Frames of silence the server has put into a playback stream's timeline since it started (underruns, the wait
+    /// for its buffer after a flush), as its timing replies tell — negative if the speakers' clock runs faster than the
+    /// system's. Updated after every write of the data callback; zero for a record stream.
+    pub fn inserted_silence(&self) -> Arc<AtomicI64> {
+        self.silence.clone()
+    }
+
     /// Bytes written by the callback that the server's write index does not count: zero until a flush drops some.
     /// Asked again when the callback wrote during the round trip (the reply may or may not count that write); the
     /// callback runs on the connection's thread, so what it wrote before the request is ahead of it on the socket.
@@ -229,6 +238,8 @@ impl Stream {
         let update_callback = handle.update.clone();
         let written = Arc::new(AtomicU64::new(0));
         let written_cb = written.clone();
+        let silence = Arc::new(AtomicI64::new(0));
+        let mut silence_clock = super::timeline::SilenceClock::new(sample_spec, silence.clone());
 
         // Wrap the write callback to match the pulseaudio signature.
         let callback = move |buf: &mut [u8]| {
@@ -336,6 +347,7 @@ impl Stream {
                 let poll_since_epoch =
                     Instant::now().saturating_duration_since(start).as_micros() as u64;
                 poll_clone.store(poll_since_epoch, Ordering::Relaxed);
+                silence_clock.observe(&timing_info);
 
                 store_latency(
                     &latency_clone,
@@ -360,6 +372,7 @@ impl Stream {
         Ok(Self {
             inner: StreamInner::Playback(stream, start, handle),
             written,
+            silence,
             workers: vec![driver_handle, latency_handle],
             latch,
         })
@@ -502,6 +515,7 @@ impl Stream {
         Ok(Self {
             inner: StreamInner::Record(stream, start, handle),
             written: Arc::new(AtomicU64::new(0)),
+            silence: Arc::new(AtomicI64::new(0)),
             workers: vec![latency_handle],
             latch,
         })
