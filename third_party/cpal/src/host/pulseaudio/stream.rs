@@ -176,8 +176,8 @@ impl Stream {
     }
 
     /// Frames of silence the server has put into a playback stream's timeline since it started (underruns, the wait
-    /// for its buffer after a flush), as its timing replies tell — negative if the speakers' clock runs faster than the
-    /// system's. Updated after every write of the data callback; zero for a record stream.
+    /// for its buffer after a flush), as its timing replies tell (`timeline.rs`). Updated after every write of the
+    /// data callback; zero for a record stream.
     pub fn inserted_silence(&self) -> Arc<AtomicI64> {
         self.silence.clone()
     }
