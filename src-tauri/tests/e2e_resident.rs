@@ -348,7 +348,7 @@ fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_c
     within(10, "the window off screen", || x::shown(app.pid, "Hermes").is_empty());
     let before = notes.shown().len();
     let (_, device) = &setup.profiles[1];
-    let job = setup.agent.s().schedule_to_device(device, Duration::from_secs(1), "Stand-up in 5 minutes (cron 4417)");
+    let job = setup.agent.s().schedule_to_device(device, Duration::from_secs(1), "Stand-up in 5 minutes (cron numbat)");
     assert!(
         matches!(job.wait(Duration::from_secs(10)), Some(hermes_devserver::CronOutcome::Delivered { connections: 1 })),
         "the device is connected while its window is closed"
@@ -362,7 +362,7 @@ fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_c
     let at = before + shown[before..].iter().position(|n| n.strings.iter().any(|s| s == "Second agent")).unwrap();
     let note = &shown[at];
     assert!(note.strings.iter().any(|s| s == "New reply"), "generic text: {note:?}");
-    assert!(!notes.raw().contains("4417"), "never the agent's words: {}", notes.raw());
+    assert!(!notes.raw().contains("numbat"), "never the agent's words: {}", notes.raw());
 
     let (tray_at, menu) = tray_menu_when(app.pid, 10, "the tray counts the message", |m| m.contains("1 unread"));
     assert!(menu.contains("Second agent: "), "the conversation is listed: {menu}");
@@ -371,7 +371,7 @@ fn e2e_resident_a_scheduled_message_while_closed_notifies_counts_and_opens_its_c
     // The notification's own click is not driven here: notify-rust waits for ActionInvoked from the daemon's bus name,
     // and a signal a test emits comes from its own. The tray's entry for the conversation is the other way back.
     tray_click(&tray_at, &menu, "Second agent: ");
-    shown_with(&app, "Stand-up in 5 minutes (cron 4417)");
+    shown_with(&app, "Stand-up in 5 minutes (cron numbat)");
     app.s.screenshot(&wd::screens().join("resident-notification-opened.png"));
     tray_menu_when(app.pid, 10, "read once shown", |m| m.contains("No unread"));
 }
@@ -499,7 +499,7 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     // a scheduled message while only the resident runs: delivered, notified with generic text, counted in its tray
     let before = notes.shown().len();
     let (second_id, device) = &setup.profiles[1];
-    let job = setup.agent.s().schedule_to_device(device, Duration::from_secs(1), "Stand-up in 5 minutes (cron 6610)");
+    let job = setup.agent.s().schedule_to_device(device, Duration::from_secs(1), "Stand-up in 5 minutes (cron quokka)");
     assert!(
         matches!(job.wait(Duration::from_secs(10)), Some(hermes_devserver::CronOutcome::Delivered { connections: 1 })),
         "the device is connected through the resident"
@@ -509,7 +509,8 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     });
     let note = notes.shown().into_iter().skip(before).find(|n| n.strings.iter().any(|s| s == "Second agent")).unwrap();
     assert!(note.strings.iter().any(|s| s == "New reply"), "generic text: {note:?}");
-    assert!(!notes.raw().contains("6610"), "never the agent's words");
+    // (a word, not a number: dbus-monitor stamps every message with the epoch time, which once read 1796610…)
+    assert!(!notes.raw().contains("quokka"), "never the agent's words");
     let (tray_at, _menu) = tray_menu_when(resident, 15, "the resident's tray counts the message", |m| {
         m.contains("1 unread") && m.contains("Lab agent — connected") && m.contains("Second agent — connected")
     });
@@ -528,7 +529,7 @@ fn e2e_resident_hidden_past_the_timeout_hands_over_to_the_resident_process_whose
     // for it does the same: crates/resident/tests). A bubble is on screen for a few seconds only: a second message,
     // and its bubble (replacing the first one's: the same conversation) is clicked at once.
     let shown_before = notes.shown().len();
-    let job = setup.agent.s().schedule_to_device(device, Duration::from_millis(300), "Reminder (cron 6611)");
+    let job = setup.agent.s().schedule_to_device(device, Duration::from_millis(300), "Reminder (cron dingo)");
     assert!(matches!(job.wait(Duration::from_secs(10)), Some(hermes_devserver::CronOutcome::Delivered { .. })));
     within(10, "the second message's notification", || notes.shown().len() > shown_before);
     notes.bubble().click();
