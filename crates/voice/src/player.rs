@@ -72,7 +72,7 @@ struct State {
     ref_skip: usize,
 }
 
-/// Reads the sound server's count of the silence it put into a stream (frames at [`PLAY_RATE`]).
+/// Reads the sound server's count of the silence it put into a stream (frames at [`PLAY_RATE`]; it never goes down).
 pub type SilenceSource = Box<dyn Fn() -> i64 + Send>;
 
 /// The least change of the server's silence count the reference follows (3 ms): its figure wanders by a fraction of
@@ -173,8 +173,7 @@ impl PlayQueue {
     }
 
     /// The output stream's server counts the silence it put in (`source`): the reference follows that count from now
-    /// on, in steps of at least 3 ms — silence where it grew (an underrun, the wait to refill after a flush), samples
-    /// kept back where it shrank.
+    /// on, in steps of at least 3 ms (an underrun, the wait to refill after a flush).
     fn follow_server_silence(&self, source: SilenceSource) {
         if let Ok(mut s) = self.0.lock() {
             s.silence_applied = source();
@@ -237,16 +236,11 @@ impl PlayQueue {
         if let Some(count) = s.server_silence.as_ref().map(|f| f()) {
             // the server says how much silence the speakers played that was not ours (underruns)
             let delta = count - s.silence_applied;
-            if delta.abs() >= SILENCE_STEP {
+            if delta >= SILENCE_STEP {
                 s.silence_applied = count;
-                let samples = (delta.unsigned_abs() * u64::from(HERMES_RATE) / u64::from(PLAY_RATE)) as usize;
-                if delta > 0 {
-                    s.underruns += 1;
-                    s.underrun_ms += delta as u64 * 1000 / u64::from(PLAY_RATE);
-                    s.scratch.resize(samples, 0);
-                } else {
-                    s.ref_skip += samples;
-                }
+                s.underruns += 1;
+                s.underrun_ms += delta as u64 * 1000 / u64::from(PLAY_RATE);
+                s.scratch.resize((delta as u64 * u64::from(HERMES_RATE) / u64::from(PLAY_RATE)) as usize, 0);
             }
         } else if let (Some(at), Some(buffered)) = (last_fill, s.buffered) {
             // the server holds two periods: a callback later than that found the speakers silent for the rest
@@ -480,17 +474,15 @@ mod tests {
         count.store(5 + 1323 + 44, Ordering::Relaxed);
         q.fill_at(&mut out, t0 + Duration::from_millis(240));
         assert_eq!(len(), 640 + 960 + 640);
-        // the count shrinks by 20 ms (the speakers' clock runs faster): as much reference is kept back
-        count.store(5 + 1323 - 441, Ordering::Relaxed);
+        // …and 2 ms more: 4 ms since the last step, which go in
+        count.store(5 + 1323 + 88, Ordering::Relaxed);
         q.fill_at(&mut out, t0 + Duration::from_millis(260));
-        assert_eq!(len(), 640 + 960 + 640);
-        q.fill_at(&mut out, t0 + Duration::from_millis(280));
-        assert_eq!((len(), q.underruns()), (640 + 960 + 960, (1, 60)));
+        assert_eq!((len(), q.underruns()), (640 + 960 + 640 + 63 + 320, (2, 63)));
         // a new stream: the callbacks' timing again until its server's count is followed
         q.restart_clock(Some(Duration::from_millis(40)));
         q.fill_at(&mut out, t0 + Duration::from_millis(300));
         q.fill_at(&mut out, t0 + Duration::from_millis(400));
-        assert_eq!(q.underruns(), (2, 120));
+        assert_eq!(q.underruns(), (3, 123));
     }
 
     #[test]
